@@ -1,0 +1,804 @@
+//! Reference handler: the six memory commands over a `cap_std::fs::Dir` opened on the store root.
+//!
+//! Every reply is spelled by [`crate::text::render`] in the profile the handler was built with;
+//! the behaviour follows the doc column of `shared/spec/memory-tool-behaviour.md` and, where the
+//! doc is silent, the choices listed below.
+//!
+//! # Guarantees
+//! - No command reads, writes, creates, renames or removes anything outside the root, even while
+//!   another process swaps path components for symlinks: every path is walked from the held root
+//!   handle one component at a time with `open_dir_nofollow` (cap-std: `openat2` with
+//!   `RESOLVE_BENEATH`, or a component-wise no-follow walk), and the last component is acted on
+//!   with `*at` calls relative to its parent's handle (`openat(O_NOFOLLOW)`, `unlinkat`,
+//!   `renameat2(RENAME_NOREPLACE)`), never by re-resolving a path string.
+//! - Symlinks inside the root are never followed. view, create, str_replace and insert through a
+//!   link (as the last component or on the way) are refused with [`Outcome::Symlink`]; delete
+//!   removes the link itself; rename moves the link itself. Listings leave links out, so neither
+//!   a target's name nor its size is ever shown (B11).
+//! - Writes are atomic: the new content goes to a hidden temp file (mode 0600) in the same
+//!   directory, is optionally fsynced ([`Options::fsync`]), then renamed over the name. New
+//!   directories get mode 0700. A failed command leaves the disk as it found it: directories
+//!   created for it are removed again and temp files are unlinked.
+//! - Replies name only virtual `/memories/...` paths; an unexpected OS error becomes
+//!   [`Outcome::IoError`] with the error kind in words, never a host path (B07).
+//!
+//! # Choices where the doc is silent
+//! - A file view splits on `\n` only, so a final newline shows as an empty last line (as both
+//!   SDKs do); `\r` stays inside its line.
+//! - The 999,999-line limit counts real lines: a file of exactly 999,999 lines ending in `\n`
+//!   is shown (the SDKs refuse it, §2.1 [C30]).
+//! - `view_range` `[start, end]` needs `1 <= start <= lines` and `end == -1` or `end >= start`;
+//!   an `end` past the last line is clipped. Anything else is [`Outcome::InvalidViewRange`].
+//! - A trailing `/` means "directory": on a file it is [`Outcome::NotADirectory`]; create refuses
+//!   it ([`Outcome::CreateTrailingSlash`]).
+//! - Non-UTF-8 files ([`Outcome::NotUtf8`]), files over [`Options::max_file_bytes`]
+//!   ([`Outcome::FileTooLarge`]), regular files with more than one hard link
+//!   ([`Outcome::HardLink`], §3 S-9) and FIFOs, sockets and devices
+//!   ([`Outcome::UnsupportedFileType`], never opened for reading, so never a hang) are refused.
+//! - A directory given to str_replace or insert is [`Outcome::NotAFile`].
+//! - An empty `old_str` is refused ([`Outcome::EmptyOldStr`]); several matches list each line
+//!   once, ascending.
+//! - insert strips one trailing `\n` from `insert_text` (the SDKs strip all, or one) and leaves
+//!   the file ending in `\n`.
+//! - rename refuses a directory moved into its own subtree before creating anything
+//!   ([`Outcome::RenameIntoItself`]) and creates missing destination parents only once the
+//!   source is known to exist (the SDKs create them first, §2.6 [H5]).
+//! - Listings hold regular files and directories; dot-names, `node_modules`, symlinks, special
+//!   files and names that are not UTF-8 are left out.
+//!
+//! # Non-guarantees
+//! - Not a sandbox against code in this process; it confines the paths a model sends.
+//! - A hard link planted before the handler starts is refused on read and edit, but delete and
+//!   rename act on the link's name (which is inside the root), as they should.
+//! - Case-insensitive filesystems are not handled specially (B23).
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use cap_fs_ext::{DirExt, OpenOptionsFollowExt, OpenOptionsSyncExt};
+use cap_std::fs::{Dir, DirBuilder, DirBuilderExt, MetadataExt, OpenOptions, OpenOptionsExt};
+use cap_std::{ambient_authority, fs::Metadata};
+use serde_json::Value;
+
+use super::Handler;
+use crate::protocol::{Command, Content, ToolResult};
+use crate::text::{render, ListEntry, Outcome, Profile, ReasonName, MAX_LINES};
+use crate::vpath::VPath;
+
+/// Mode of files the handler writes.
+pub const FILE_MODE: u32 = 0o600;
+/// Mode of directories the handler creates.
+pub const DIR_MODE: u32 = 0o700;
+
+/// Settings of the reference handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// fsync every written file before it is renamed into place (no directory fsync, as the
+    /// SDKs do). Default true; fuzzing and tests may turn it off.
+    pub fsync: bool,
+    /// Largest file view, str_replace and insert will read, in bytes. Default 16 MiB.
+    pub max_file_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            fsync: true,
+            max_file_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// The reference handler. See the [module docs](self) for its guarantees and choices.
+///
+/// ```
+/// use memcert::handler::{Handler, reference::{Reference, Options}};
+/// use memcert::text::Profile;
+/// use serde_json::json;
+///
+/// let store = tempfile::tempdir().unwrap();
+/// let mut h = Reference::open_ambient(store.path(), Profile::Docs, Options::default()).unwrap();
+/// let r = h.apply(&json!({"command": "create", "path": "/memories/a.txt", "file_text": "hi\n"}));
+/// assert_eq!(r.text(), "File created successfully at: /memories/a.txt");
+/// let r = h.apply(&json!({"command": "view", "path": "/memories/../etc/passwd"}));
+/// assert!(r.is_error);
+/// ```
+#[derive(Debug)]
+pub struct Reference {
+    root: Dir,
+    profile: Profile,
+    options: Options,
+}
+
+/// Why a walk to a parent directory stopped.
+enum Walk {
+    /// A component does not exist.
+    NotFound,
+    /// A component is a symlink.
+    Symlink,
+    /// A component is a file (or another non-directory).
+    ParentFile,
+    /// Anything else.
+    Io(io::Error),
+}
+
+/// A directory handle with the names created on the way to it, for rollback.
+struct Parent {
+    dir: Dir,
+    created: Vec<(Dir, String)>,
+}
+
+impl Parent {
+    /// Remove the directories this walk created, innermost first (best effort).
+    fn rollback(self) {
+        drop(self.dir);
+        for (dir, name) in self.created.into_iter().rev() {
+            let _ = dir.remove_dir(&name);
+        }
+    }
+}
+
+impl Reference {
+    /// Open the handler on the store root at `root` (the folder `/memories` maps to), creating
+    /// it with mode 0700 if missing.
+    ///
+    /// # Ambient authority
+    /// Opens `root` by its host path; every later access goes through the held handle.
+    ///
+    /// # Errors
+    /// The `io::Error` of creating or opening `root`.
+    pub fn open_ambient(root: &Path, profile: Profile, options: Options) -> io::Result<Self> {
+        if !root.exists() {
+            let mut b = std::fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(&mut b, DIR_MODE);
+            b.recursive(true).create(root)?;
+        }
+        let dir = Dir::open_ambient_dir(root, ambient_authority())?;
+        Ok(Self::new(dir, profile, options))
+    }
+
+    /// Build the handler over an open root directory.
+    pub fn new(root: Dir, profile: Profile, options: Options) -> Self {
+        Reference {
+            root,
+            profile,
+            options,
+        }
+    }
+
+    /// The profile replies are rendered in.
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// Run a parsed command and say what happened.
+    pub fn run(&self, command: &Command) -> Outcome {
+        match command {
+            Command::View { path, view_range } => self.view(path, *view_range),
+            Command::Create { path, file_text } => self.create(path, file_text),
+            Command::StrReplace {
+                path,
+                old_str,
+                new_str,
+            } => self.str_replace(path, old_str, new_str),
+            Command::Insert {
+                path,
+                insert_line,
+                insert_text,
+            } => self.insert(path, *insert_line, insert_text),
+            Command::Delete { path } => self.delete(path),
+            Command::Rename { old_path, new_path } => self.rename(old_path, new_path),
+        }
+    }
+
+    /// Parse and run a raw `tool_use` input; malformed input is [`Outcome::MalformedInput`].
+    pub fn outcome(&self, input: &Value) -> Outcome {
+        match Command::parse(input) {
+            Ok(c) => self.run(&c),
+            Err(e) => Outcome::MalformedInput {
+                detail: e.to_string(),
+            },
+        }
+    }
+
+    // ----- walking -----
+
+    /// Open the directory holding the last component of `p` (the root for a one-name path),
+    /// refusing symlinks on the way; with `create`, make missing directories (mode 0700).
+    fn parent(&self, p: &VPath, create: bool) -> Result<Parent, Walk> {
+        let comps = p.components();
+        let upto = comps.len().saturating_sub(1);
+        self.walk(&comps[..upto], create)
+    }
+
+    fn walk(&self, names: &[String], create: bool) -> Result<Parent, Walk> {
+        let mut dir = self.root.try_clone().map_err(Walk::Io)?;
+        let mut created = Vec::new();
+        for name in names {
+            let next = match dir.open_dir_nofollow(name) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+                    let mut b = DirBuilder::new();
+                    b.mode(DIR_MODE);
+                    match dir.create_dir_with(name, &b) {
+                        Ok(()) => created.push((dir.try_clone().map_err(Walk::Io)?, name.clone())),
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(e) => {
+                            Parent { dir, created }.rollback();
+                            return Err(Walk::Io(e));
+                        }
+                    }
+                    match dir.open_dir_nofollow(name) {
+                        Ok(d) => d,
+                        Err(e) => {
+                            let why = classify(&dir, name, e);
+                            Parent { dir, created }.rollback();
+                            return Err(why);
+                        }
+                    }
+                }
+                Err(e) => {
+                    let why = classify(&dir, name, e);
+                    Parent { dir, created }.rollback();
+                    return Err(why);
+                }
+            };
+            dir = next;
+        }
+        Ok(Parent { dir, created })
+    }
+
+    fn leaf<'a>(&self, p: &'a VPath) -> &'a str {
+        p.components().last().map(String::as_str).unwrap_or(".")
+    }
+
+    /// Open a regular file without following links, and read it as UTF-8 text.
+    fn read_text(&self, parent: &Dir, name: &str, path: &str) -> Result<String, Outcome> {
+        let mut opts = OpenOptions::new();
+        opts.read(true).follow(cap_fs_ext::FollowSymlinks::No).nonblock(true);
+        let mut file = parent
+            .open_with(name, &opts)
+            .map_err(|e| self.open_error(e, parent, name, path))?;
+        let meta = file.metadata().map_err(|e| io_outcome(path, &e))?;
+        if !meta.is_file() {
+            return Err(Outcome::UnsupportedFileType { path: path.into() });
+        }
+        if meta.nlink() > 1 {
+            return Err(Outcome::HardLink { path: path.into() });
+        }
+        if meta.len() > self.options.max_file_bytes {
+            return Err(Outcome::FileTooLarge {
+                path: path.into(),
+                limit: self.options.max_file_bytes,
+            });
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        (&mut file)
+            .take(self.options.max_file_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_outcome(path, &e))?;
+        if bytes.len() as u64 > self.options.max_file_bytes {
+            return Err(Outcome::FileTooLarge {
+                path: path.into(),
+                limit: self.options.max_file_bytes,
+            });
+        }
+        String::from_utf8(bytes).map_err(|_| Outcome::NotUtf8 { path: path.into() })
+    }
+
+    fn open_error(&self, e: io::Error, parent: &Dir, name: &str, path: &str) -> Outcome {
+        match parent.symlink_metadata(name) {
+            Ok(m) if m.file_type().is_symlink() => Outcome::Symlink { path: path.into() },
+            Err(m) if m.kind() == io::ErrorKind::NotFound => {
+                Outcome::ViewNotFound { path: path.into() }
+            }
+            _ => io_outcome(path, &e),
+        }
+    }
+
+    /// Write `content` to `parent/name` atomically: a temp file, then a rename. With
+    /// `exclusive`, the rename fails if `name` exists (`RENAME_NOREPLACE`).
+    fn write_atomic(
+        &self,
+        parent: &Dir,
+        name: &str,
+        content: &str,
+        exclusive: bool,
+    ) -> io::Result<()> {
+        let tmp = format!(".memcert-tmp-{:016x}", fastrand::u64(..));
+        let mut opts = OpenOptions::new();
+        opts.write(true)
+            .create_new(true)
+            .mode(FILE_MODE)
+            .follow(cap_fs_ext::FollowSymlinks::No);
+        let result = (|| {
+            let mut f = parent.open_with(&tmp, &opts)?;
+            f.write_all(content.as_bytes())?;
+            if self.options.fsync {
+                f.sync_all()?;
+            }
+            drop(f);
+            let flags = if exclusive {
+                rustix::fs::RenameFlags::NOREPLACE
+            } else {
+                rustix::fs::RenameFlags::empty()
+            };
+            rustix::fs::renameat_with(parent, tmp.as_str(), parent, name, flags)
+                .map_err(io::Error::from)
+        })();
+        if result.is_err() {
+            let _ = parent.remove_file(&tmp);
+        }
+        result
+    }
+
+    // ----- view -----
+
+    fn view(&self, path: &str, range: Option<[i64; 2]>) -> Outcome {
+        let p = match parse(path) {
+            Ok(p) => p,
+            Err(o) => return o,
+        };
+        if p.is_root() {
+            let size = self.root.dir_metadata().map(|m| m.len()).unwrap_or(0);
+            return match self.root.try_clone() {
+                Ok(dir) => self.listing(path, &p, dir, size),
+                Err(e) => io_outcome(path, &e),
+            };
+        }
+        let parent = match self.parent(&p, false) {
+            Ok(parent) => parent.dir,
+            Err(w) => return walk_outcome(w, path, Outcome::ViewNotFound { path: path.into() }),
+        };
+        let name = self.leaf(&p);
+        let meta = match lstat(&parent, name) {
+            Ok(Some(m)) => m,
+            Ok(None) => return Outcome::ViewNotFound { path: path.into() },
+            Err(e) => return io_outcome(path, &e),
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            return Outcome::Symlink { path: path.into() };
+        }
+        if ft.is_dir() {
+            return match parent.open_dir_nofollow(name) {
+                Ok(dir) => self.listing(path, &p, dir, meta.len()),
+                Err(e) => self.open_error(e, &parent, name, path),
+            };
+        }
+        if p.has_trailing_slash() {
+            return Outcome::NotADirectory { path: path.into() };
+        }
+        if !ft.is_file() {
+            return Outcome::UnsupportedFileType { path: path.into() };
+        }
+        let text = match self.read_text(&parent, name, path) {
+            Ok(t) => t,
+            Err(o) => return o,
+        };
+        let lines: Vec<&str> = text.split('\n').collect();
+        let real = if text.ends_with('\n') {
+            lines.len() - 1
+        } else {
+            lines.len()
+        };
+        if real > MAX_LINES {
+            return Outcome::TooManyLines {
+                path: path.into(),
+                lines: real,
+            };
+        }
+        let (first, last) = match range {
+            None => (1, lines.len()),
+            Some([start, end]) => {
+                let n = lines.len() as i64;
+                let ok = start >= 1 && start <= n && (end == -1 || end >= start);
+                if !ok {
+                    return Outcome::InvalidViewRange {
+                        path: path.into(),
+                        start,
+                        end,
+                        lines: lines.len(),
+                    };
+                }
+                let end = if end == -1 { n } else { end.min(n) };
+                (start as usize, end as usize)
+            }
+        };
+        Outcome::ViewFile {
+            path: path.into(),
+            lines: (first..=last)
+                .map(|n| (n, lines[n - 1].to_owned()))
+                .collect(),
+        }
+    }
+
+    fn listing(&self, path: &str, p: &VPath, dir: Dir, size: u64) -> Outcome {
+        let mut entries = Vec::new();
+        collect(&dir, &p.canonical(), 1, &mut entries);
+        Outcome::ViewDir {
+            path: path.into(),
+            size,
+            entries,
+        }
+    }
+
+    // ----- create -----
+
+    fn create(&self, path: &str, text: &str) -> Outcome {
+        let p = match parse(path) {
+            Ok(p) => p,
+            Err(o) => return o,
+        };
+        if p.is_root() {
+            return Outcome::FileExists { path: path.into() };
+        }
+        if p.has_trailing_slash() {
+            return Outcome::CreateTrailingSlash { path: path.into() };
+        }
+        let parent = match self.parent(&p, true) {
+            Ok(parent) => parent,
+            Err(Walk::ParentFile) => return Outcome::ParentNotADirectory { path: path.into() },
+            Err(w) => return walk_outcome(w, path, Outcome::ParentNotADirectory { path: path.into() }),
+        };
+        let name = self.leaf(&p);
+        match lstat(&parent.dir, name) {
+            Ok(Some(m)) => {
+                parent.rollback();
+                return if m.file_type().is_symlink() {
+                    Outcome::Symlink { path: path.into() }
+                } else {
+                    Outcome::FileExists { path: path.into() }
+                };
+            }
+            Ok(None) => {}
+            Err(e) => {
+                parent.rollback();
+                return io_outcome(path, &e);
+            }
+        }
+        match self.write_atomic(&parent.dir, name, text, true) {
+            Ok(()) => Outcome::Created { path: path.into() },
+            Err(e) => {
+                parent.rollback();
+                if e.kind() == io::ErrorKind::AlreadyExists {
+                    Outcome::FileExists { path: path.into() }
+                } else {
+                    io_outcome(path, &e)
+                }
+            }
+        }
+    }
+
+    // ----- str_replace and insert -----
+
+    /// Resolve an existing regular file for editing: (parent, name, text).
+    fn editable(&self, path: &str, not_found: Outcome) -> Result<(Dir, String, String), Outcome> {
+        let p = parse(path)?;
+        if p.is_root() {
+            return Err(Outcome::NotAFile { path: path.into() });
+        }
+        let parent = self
+            .parent(&p, false)
+            .map_err(|w| walk_outcome(w, path, not_found.clone()))?
+            .dir;
+        let name = self.leaf(&p).to_owned();
+        let meta = match lstat(&parent, &name) {
+            Ok(Some(m)) => m,
+            Ok(None) => return Err(not_found),
+            Err(e) => return Err(io_outcome(path, &e)),
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            return Err(Outcome::Symlink { path: path.into() });
+        }
+        if !ft.is_file() {
+            return Err(Outcome::NotAFile { path: path.into() });
+        }
+        if p.has_trailing_slash() {
+            return Err(Outcome::NotADirectory { path: path.into() });
+        }
+        let text = self.read_text(&parent, &name, path).map_err(|o| match o {
+            Outcome::ViewNotFound { .. } => not_found,
+            other => other,
+        })?;
+        Ok((parent, name, text))
+    }
+
+    fn str_replace(&self, path: &str, old: &str, new: &str) -> Outcome {
+        let not_found = Outcome::StrReplaceNotFound { path: path.into() };
+        let (parent, name, text) = match self.editable(path, not_found) {
+            Ok(x) => x,
+            Err(o) => return o,
+        };
+        if old.is_empty() {
+            return Outcome::EmptyOldStr { path: path.into() };
+        }
+        let positions: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
+        match positions.len() {
+            0 => {
+                return Outcome::NoMatch {
+                    old_str: old.into(),
+                    path: path.into(),
+                }
+            }
+            1 => {}
+            _ => {
+                let mut lines: Vec<usize> = positions.iter().map(|&i| line_of(&text, i)).collect();
+                lines.dedup();
+                return Outcome::MultipleMatches {
+                    old_str: old.into(),
+                    lines,
+                };
+            }
+        }
+        let pos = positions[0];
+        let mut updated = String::with_capacity(text.len() + new.len());
+        updated.push_str(&text[..pos]);
+        updated.push_str(new);
+        updated.push_str(&text[pos + old.len()..]);
+        if let Err(e) = self.write_atomic(&parent, &name, &updated, false) {
+            return io_outcome(path, &e);
+        }
+        let changed = line_of(&text, pos) - 1;
+        let lines: Vec<&str> = updated.split('\n').collect();
+        let start = changed.saturating_sub(2);
+        let end = (changed + 3).min(lines.len());
+        Outcome::Edited {
+            lines: (start..end).map(|i| (i + 1, lines[i].to_owned())).collect(),
+        }
+    }
+
+    fn insert(&self, path: &str, at: i64, insert_text: &str) -> Outcome {
+        let not_found = Outcome::InsertNotFound { path: path.into() };
+        let (parent, name, text) = match self.editable(path, not_found) {
+            Ok(x) => x,
+            Err(o) => return o,
+        };
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        if lines.last() == Some(&"") {
+            lines.pop();
+        }
+        if at < 0 || at as u64 > lines.len() as u64 {
+            return Outcome::InvalidInsertLine {
+                insert_line: at,
+                lines: lines.len(),
+            };
+        }
+        let piece = insert_text.strip_suffix('\n').unwrap_or(insert_text);
+        lines.insert(at as usize, piece);
+        let mut updated = lines.join("\n");
+        if !updated.ends_with('\n') {
+            updated.push('\n');
+        }
+        match self.write_atomic(&parent, &name, &updated, false) {
+            Ok(()) => Outcome::Inserted { path: path.into() },
+            Err(e) => io_outcome(path, &e),
+        }
+    }
+
+    // ----- delete -----
+
+    fn delete(&self, path: &str) -> Outcome {
+        let p = match parse(path) {
+            Ok(p) => p,
+            Err(o) => return o,
+        };
+        if p.is_root() {
+            return Outcome::DeleteRoot;
+        }
+        let not_found = Outcome::DeleteNotFound { path: path.into() };
+        let parent = match self.parent(&p, false) {
+            Ok(parent) => parent.dir,
+            Err(w) => return walk_outcome(w, path, not_found),
+        };
+        let name = self.leaf(&p);
+        let meta = match lstat(&parent, name) {
+            Ok(Some(m)) => m,
+            Ok(None) => return not_found,
+            Err(e) => return io_outcome(path, &e),
+        };
+        let ft = meta.file_type();
+        if p.has_trailing_slash() && !ft.is_dir() {
+            return Outcome::NotADirectory { path: path.into() };
+        }
+        // remove_dir_all walks with no-follow handles and unlinks links it meets (cap-std);
+        // remove_file is unlinkat, which removes a link itself.
+        let result = if ft.is_dir() {
+            parent.remove_dir_all(name)
+        } else {
+            parent.remove_file(name)
+        };
+        match result {
+            Ok(()) => Outcome::Deleted { path: path.into() },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => not_found,
+            Err(e) => io_outcome(path, &e),
+        }
+    }
+
+    // ----- rename -----
+
+    fn rename(&self, old_path: &str, new_path: &str) -> Outcome {
+        let old = match parse(old_path) {
+            Ok(p) => p,
+            Err(o) => return o,
+        };
+        let new = match parse(new_path) {
+            Ok(p) => p,
+            Err(o) => return o,
+        };
+        if old.is_root() {
+            return Outcome::RenameRoot;
+        }
+        let exists = Outcome::RenameDestinationExists {
+            new_path: new_path.into(),
+        };
+        if new.is_root() || new.components() == old.components() {
+            return exists;
+        }
+        if new.starts_with(&old) {
+            return Outcome::RenameIntoItself {
+                old_path: old_path.into(),
+                new_path: new_path.into(),
+            };
+        }
+        let not_found = Outcome::RenameNotFound {
+            old_path: old_path.into(),
+        };
+        let src = match self.parent(&old, false) {
+            Ok(parent) => parent.dir,
+            Err(w) => return walk_outcome(w, old_path, not_found),
+        };
+        let src_name = self.leaf(&old);
+        let meta = match lstat(&src, src_name) {
+            Ok(Some(m)) => m,
+            Ok(None) => return not_found,
+            Err(e) => return io_outcome(old_path, &e),
+        };
+        if old.has_trailing_slash() && !meta.file_type().is_dir() {
+            return Outcome::NotADirectory {
+                path: old_path.into(),
+            };
+        }
+        if new.has_trailing_slash() && !meta.file_type().is_dir() {
+            return Outcome::NotADirectory {
+                path: new_path.into(),
+            };
+        }
+        let dst = match self.parent(&new, true) {
+            Ok(parent) => parent,
+            Err(Walk::ParentFile) | Err(Walk::NotFound) => {
+                return Outcome::ParentNotADirectory {
+                    path: new_path.into(),
+                }
+            }
+            Err(w) => return walk_outcome(w, new_path, exists),
+        };
+        let dst_name = self.leaf(&new);
+        match lstat(&dst.dir, dst_name) {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                dst.rollback();
+                return exists;
+            }
+            Err(e) => {
+                dst.rollback();
+                return io_outcome(new_path, &e);
+            }
+        }
+        let moved = rustix::fs::renameat_with(
+            &src,
+            src_name,
+            &dst.dir,
+            dst_name,
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+        .map_err(io::Error::from);
+        match moved {
+            Ok(()) => Outcome::Renamed {
+                old_path: old_path.into(),
+                new_path: new_path.into(),
+            },
+            Err(e) => {
+                dst.rollback();
+                match e.kind() {
+                    io::ErrorKind::AlreadyExists => exists,
+                    io::ErrorKind::NotFound => not_found,
+                    _ => io_outcome(old_path, &e),
+                }
+            }
+        }
+    }
+}
+
+impl Handler for Reference {
+    fn apply(&mut self, input: &Value) -> ToolResult {
+        let outcome = self.outcome(input);
+        ToolResult {
+            content: Content::Text(render(self.profile, &outcome)),
+            is_error: outcome.is_error(),
+        }
+    }
+}
+
+fn parse(path: &str) -> Result<VPath, Outcome> {
+    VPath::parse(path).map_err(|e| Outcome::InvalidPath {
+        path: e.path,
+        reason: ReasonName(e.reason),
+    })
+}
+
+/// `lstat` of one name in `dir`: `Ok(None)` when it does not exist.
+fn lstat(dir: &Dir, name: &str) -> io::Result<Option<Metadata>> {
+    match dir.symlink_metadata(name) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Say why opening `name` in `dir` as a directory failed.
+fn classify(dir: &Dir, name: &str, e: io::Error) -> Walk {
+    match lstat(dir, name) {
+        Ok(None) => Walk::NotFound,
+        Ok(Some(m)) if m.file_type().is_symlink() => Walk::Symlink,
+        Ok(Some(m)) if !m.file_type().is_dir() => Walk::ParentFile,
+        _ => Walk::Io(e),
+    }
+}
+
+/// The outcome of a failed walk: a missing or file parent is the command's "not found".
+fn walk_outcome(w: Walk, path: &str, not_found: Outcome) -> Outcome {
+    match w {
+        Walk::NotFound | Walk::ParentFile => not_found,
+        Walk::Symlink => Outcome::Symlink { path: path.into() },
+        Walk::Io(e) => io_outcome(path, &e),
+    }
+}
+
+fn io_outcome(path: &str, e: &io::Error) -> Outcome {
+    let kind = e.kind().to_string().to_lowercase();
+    Outcome::IoError {
+        path: path.into(),
+        kind,
+    }
+}
+
+/// 1-based line number of byte offset `pos`.
+fn line_of(text: &str, pos: usize) -> usize {
+    text.as_bytes()[..pos].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// Children and grandchildren of `dir`, pre-order, sorted by name.
+fn collect(dir: &Dir, prefix: &str, depth: u32, out: &mut Vec<ListEntry>) {
+    let Ok(entries) = dir.entries() else {
+        return;
+    };
+    let mut items: Vec<(String, Metadata)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if name.starts_with('.') || name == "node_modules" {
+                return None;
+            }
+            let meta = dir.symlink_metadata(&name).ok()?;
+            let ft = meta.file_type();
+            (ft.is_dir() || ft.is_file()).then_some((name, meta))
+        })
+        .collect();
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, meta) in items {
+        let path = format!("{prefix}/{name}");
+        let is_dir = meta.file_type().is_dir();
+        out.push(ListEntry {
+            size: meta.len(),
+            path: path.clone(),
+            dir: is_dir,
+        });
+        if is_dir && depth < 2 {
+            if let Ok(sub) = dir.open_dir_nofollow(&name) {
+                collect(&sub, &path, depth + 1, out);
+            }
+        }
+    }
+}
