@@ -10,7 +10,13 @@
 //! - [`report`]: consumers of run events (terminal, JSON).
 #![deny(missing_docs)]
 
+pub mod attack;
+pub mod certify;
+pub mod exit;
 pub mod handler;
+pub mod suite;
+pub mod target;
 pub mod protocol;
+pub mod report;
 pub mod text;
 pub mod vpath;

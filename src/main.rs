@@ -1,1 +1,172 @@
-fn main() {}
+//! `memcert`: arguments in, exit code out. All behaviour lives in the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+use memcert::certify::{self, Config, Fanout, Reporter};
+use memcert::exit;
+use memcert::report::{json::JsonReport, terminal::Terminal};
+use memcert::suite::catalog;
+use memcert::target::{inproc::InProcess, python, stdio::Stdio, Target};
+use memcert::text::Profile;
+
+/// Certify Claude memory-tool handlers for path-traversal safety and spec conformance.
+#[derive(Parser, Debug)]
+#[command(name = "memcert", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run the case catalog against a handler and grade every case.
+    ///
+    /// Without --python or --stdio, certifies memcert's built-in reference handler.
+    /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
+    Certify(CertifyArgs),
+    /// List the case ids (after --cases/--exclude), one per line.
+    Cases {
+        /// Only ids matching this glob (repeatable; `*` matches across `/`).
+        #[arg(long = "cases", value_name = "GLOB")]
+        cases: Vec<String>,
+        /// Leave out ids matching this glob (repeatable).
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+struct CertifyArgs {
+    /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName`, a subclass of
+    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with base_path=.
+    #[arg(long, value_name = "SPEC", conflicts_with = "stdio")]
+    python: Option<String>,
+    /// Python interpreter for --python (it must have the `anthropic` package).
+    #[arg(long, value_name = "EXE", default_value = "python3")]
+    python_exe: String,
+    /// A handler process speaking stdio protocol v1 (docs/protocol.md): program and arguments,
+    /// split on whitespace.
+    #[arg(long, value_name = "COMMAND")]
+    stdio: Option<String>,
+    /// Which wording is PASS: docs, python-sdk or typescript-sdk.
+    #[arg(long, default_value = "docs", value_name = "PROFILE")]
+    profile: Profile,
+    /// Grade NON-STRICT as FAIL.
+    #[arg(long)]
+    strict: bool,
+    /// Only cases whose id matches this glob (repeatable; `*` matches across `/`).
+    #[arg(long = "cases", value_name = "GLOB")]
+    cases: Vec<String>,
+    /// Leave out cases whose id matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Per-call time limit in seconds for external handlers.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    timeout: f64,
+    /// Also write the full results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            eprintln!("memcert: error: {e:#}");
+            ExitCode::from(exit::ERROR as u8)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Cmd::Cases { cases, exclude } => {
+            for c in certify::select(catalog::all(), &cases, &exclude).context("bad --cases or --exclude glob")? {
+                println!("{}", c.id);
+            }
+            Ok(exit::PASS)
+        }
+        Cmd::Certify(args) => certify_cmd(args),
+    }
+}
+
+fn certify_cmd(args: CertifyArgs) -> Result<i32> {
+    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let cases = certify::select(catalog::all(), &args.cases, &args.exclude).context("bad --cases or --exclude glob")?;
+    if cases.is_empty() {
+        bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
+    }
+    let adapter_dir = tempfile::Builder::new().prefix("memcert-adapter-").tempdir()?;
+    let mut target: Box<dyn Target> = if let Some(spec) = &args.python {
+        let cmd = python::adapter_command(adapter_dir.path(), &args.python_exe, spec)?;
+        Box::new(started(Stdio::new(cmd, timeout))?)
+    } else if let Some(line) = &args.stdio {
+        let mut words = line.split_whitespace();
+        let Some(program) = words.next() else {
+            bail!("--stdio needs a command");
+        };
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(words);
+        Box::new(started(Stdio::new(cmd, timeout))?)
+    } else {
+        Box::new(InProcess::reference(args.profile))
+    };
+    let config = Config {
+        profile: args.profile,
+        strict: args.strict,
+    };
+    let mut terminal = Terminal::new(std::io::stdout());
+    let mut json = args.report_json.clone().map(JsonReport::new);
+    let summary = {
+        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut terminal];
+        if let Some(j) = json.as_mut() {
+            reporters.push(j);
+        }
+        certify::run(&config, &cases, target.as_mut(), &mut Fanout(reporters))
+    };
+    if let Some(JsonReport { error: Some(e), .. }) = json {
+        bail!("cannot write the JSON report: {e}");
+    }
+    Ok(if summary.certified { exit::PASS } else { exit::FAILED })
+}
+
+/// Start an external handler now, so one that cannot start at all ends the run with exit 2.
+fn started(mut s: Stdio) -> Result<Stdio> {
+    if let Err(e) = s.start() {
+        let tail = s.stderr_tail();
+        let tail = tail.trim();
+        if tail.is_empty() {
+            bail!("the handler cannot be started: {e}");
+        }
+        bail!("the handler cannot be started: {e}\nits stderr:\n{tail}");
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_certify_flags() {
+        let cli = Cli::try_parse_from([
+            "memcert", "certify", "--python", "m:C", "--profile", "python-sdk", "--cases", "view/*", "--timeout", "2",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else { panic!() };
+        assert_eq!(a.python.as_deref(), Some("m:C"));
+        assert_eq!(a.profile, Profile::PythonSdk);
+        assert_eq!(a.cases, ["view/*"]);
+        assert!(Cli::try_parse_from(["memcert", "certify", "--profile", "nope"]).is_err());
+        assert!(Cli::try_parse_from(["memcert", "certify", "--python", "a:B", "--stdio", "x"]).is_err());
+    }
+}

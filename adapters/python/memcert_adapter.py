@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""memcert stdio protocol v1 adapter for Python memory-tool handlers.
+
+Runs one subclass of ``anthropic.tools.BetaAbstractMemoryTool`` (sync) or
+``anthropic.tools.BetaAsyncAbstractMemoryTool`` (async) behind memcert's stdio
+protocol (``docs/protocol.md``), calling it exactly as the ``anthropic`` SDK's
+tool runner does and rendering its results and exceptions as the runner puts
+them on the wire.
+
+Usage::
+
+    python3 memcert_adapter.py --handler SPEC [--init JSON]
+
+SPEC is ``path/to/file.py:ClassName`` (the file is loaded with importlib and
+its directory is put on ``sys.path``) or ``package.module:ClassName`` (for
+example ``anthropic.tools:BetaLocalFilesystemMemoryTool``). ``--init`` is a JSON
+object of extra keyword arguments for the constructor; ``base_path=`` is always
+given by ``reset``.
+
+Guarantees:
+
+- The protocol is written only to the original stdout, one JSON line per
+  request, flushed. ``sys.stdout``, ``sys.stdin`` and file descriptors 1 and 0
+  are pointed at stderr and ``/dev/null`` before the handler is loaded, so a
+  handler that prints or reads stdin cannot corrupt the protocol. stderr is
+  left alone.
+- Content is rendered with the SDK's own functions when they are importable
+  (``anthropic.lib.tools._tool_dispatch``), so the text is byte-identical to
+  what the runner sends; otherwise with a copy of them.
+- No exception raised by the handler ends the adapter, not even a
+  ``BaseException`` such as ``KeyboardInterrupt`` or ``SystemExit`` (the SDK
+  runner would let those through and stop).
+
+Non-guarantees:
+
+- No timeouts: a handler that hangs hangs the adapter; memcert enforces the
+  per-call timeout and restarts the process.
+- Not a sandbox: the handler runs with the adapter's full authority.
+
+Python 3.9+ standard library only, plus the ``anthropic`` package it loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+
+PROTOCOL = 1
+FIELD_MAX = 4096  # anthropic's _toolsets._sanitize.FIELD_MAX: the cut for an exception's repr
+ACCEPTED_FORMS = (
+    "accepted forms are 'path/to/file.py:ClassName' and 'package.module:ClassName', naming a subclass of "
+    "anthropic.tools.BetaAbstractMemoryTool or anthropic.tools.BetaAsyncAbstractMemoryTool"
+)
+LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+# --------------------------------------------------------------------------------------------------
+# Protocol channel
+
+
+def take_protocol_channel():
+    """Keep the real stdin/stdout for the protocol; give the handler stderr and /dev/null instead."""
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")  # os.dup makes a non-inheritable descriptor
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    inp = os.fdopen(os.dup(0), "rb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(os.devnull)
+    return inp, out
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering, as the SDK tool runner does it (anthropic 2.14.0, lib/tools/_beta_runner.py `_run_tool`)
+
+
+def well_formed(text):
+    """`text` with each unpaired surrogate replaced by U+FFFD (as `_toolsets._sanitize.well_formed`)."""
+    return LONE_SURROGATE_RE.sub("\ufffd", text)
+
+
+def error_text(exc):
+    """`repr(exc)`, well formed, cut to 4096 characters (as `_toolsets._sanitize.error_text`)."""
+    return well_formed(repr(exc))[:FIELD_MAX]
+
+
+def _fallback_result_content(content):
+    """Copy of `_tool_dispatch.tool_result_content`, for SDK versions that lack it."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return well_formed(content)
+    blocks = list(content)
+    for i, block in enumerate(blocks):
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                fixed = well_formed(text)
+                if fixed != text:
+                    blocks[i] = {**block, "text": fixed}
+    return blocks
+
+
+def load_renderers():
+    """(tool_result_content, tool_error_content): the SDK's own functions, or faithful copies."""
+    try:
+        from anthropic.lib.tools._tool_dispatch import tool_error_content, tool_result_content
+
+        return tool_result_content, tool_error_content
+    except BaseException:  # noqa: B036 - fall back to the copies below
+        pass
+
+    try:
+        from anthropic.tools import ToolError
+    except BaseException:  # noqa: B036
+        ToolError = ()  # noqa: N806 - nothing can be a ToolError without the SDK
+
+    def tool_error_content(exc):
+        if ToolError and isinstance(exc, ToolError):
+            return _fallback_result_content(exc.content)
+        return error_text(exc)
+
+    return _fallback_result_content, tool_error_content
+
+
+def content_problem(content):
+    """Why rendered content is not a string, a list of content blocks or None; None if it is.
+
+    The SDK passes any iterable through `list()`, so a handler returning a dict sends its keys, which the
+    Messages API rejects; the adapter reports that instead of forwarding it.
+    """
+    if content is None or isinstance(content, str):
+        return None
+    for i, block in enumerate(content):
+        if hasattr(block, "model_dump"):  # an SDK model such as BetaTextBlock: the SDK's encoder dumps it
+            continue
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            shown = well_formed(repr(block))[:200]
+            return f"item {i} of the list, {shown}, is not a content block (an object with a \"type\")"
+        if block["type"] == "text" and not isinstance(block.get("text"), str):
+            return f"item {i} of the list is a text block without a string \"text\""
+    return None
+
+
+def load_encoder():
+    """A function turning an answer into one JSON line, encoded as the SDK encodes a request body."""
+    encode = None
+    try:
+        from anthropic._utils._json import openapi_dumps_str
+
+        encode = openapi_dumps_str
+    except BaseException:  # noqa: B036 - fall back to the standard encoder
+        pass
+    if encode is None:
+        plain = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        encode = plain.encode
+
+    def line(answer):
+        # Lone surrogates would make the line invalid UTF-8; the SDK folds them in text, we fold them everywhere.
+        return well_formed(encode(answer)).encode("utf-8") + b"\n"
+
+    return line
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading the handler class
+
+
+class LoadError(Exception):
+    """The handler spec cannot be turned into a usable class; the message is one sentence for the user."""
+
+
+def _load_module_from_file(spec, file_part):
+    path = os.path.abspath(file_part)
+    if not os.path.isfile(path):
+        raise LoadError(f"Cannot load handler {spec!r}: the file {file_part!r} does not exist; {ACCEPTED_FORMS}.")
+    directory = os.path.dirname(path)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    name = stem
+    if not stem.isidentifier() or stem in sys.modules:
+        name = "_memcert_handler_" + re.sub(r"\W", "_", stem)
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise LoadError(f"Cannot load handler {spec!r}: {file_part!r} is not a loadable Python file; {ACCEPTED_FORMS}.")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException as exc:  # noqa: B036 - an import-time SystemExit must not end the adapter
+        sys.modules.pop(name, None)
+        raise LoadError(f"Cannot load handler {spec!r}: running {file_part!r} raised {error_text(exc)}.") from None
+    return module
+
+
+def _load_module_by_name(spec, module_name):
+    if not all(part.isidentifier() for part in module_name.split(".")):
+        raise LoadError(f"Handler spec {spec!r} is malformed; {ACCEPTED_FORMS}.")
+    try:
+        return importlib.import_module(module_name)
+    except BaseException as exc:  # noqa: B036
+        raise LoadError(f"Cannot load handler {spec!r}: importing {module_name!r} raised {error_text(exc)}.") from None
+
+
+def load_handler_class(spec):
+    """Return (cls, is_async) for SPEC, or raise LoadError naming SPEC and what is wrong."""
+    target, sep, class_name = spec.rpartition(":")
+    if not sep or not target or not class_name.isidentifier():
+        raise LoadError(f"Handler spec {spec!r} is malformed; {ACCEPTED_FORMS}.")
+
+    try:
+        from anthropic.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
+    except BaseException as exc:  # noqa: B036
+        raise LoadError(
+            f"Cannot load handler {spec!r}: the 'anthropic' package is not importable by {sys.executable} "
+            f"({error_text(exc)}); install anthropic==2.14.0 for it "
+            "or point memcert at another interpreter with --python-exe."
+        ) from None
+
+    is_file = target.endswith(".py") or os.sep in target or (os.altsep is not None and os.altsep in target)
+    module = _load_module_from_file(spec, target) if is_file else _load_module_by_name(spec, target)
+
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise LoadError(f"Cannot load handler {spec!r}: {target!r} defines no {class_name!r}; {ACCEPTED_FORMS}.")
+    if not inspect.isclass(cls):
+        raise LoadError(f"Cannot use handler {spec!r}: {class_name!r} is not a class; {ACCEPTED_FORMS}.")
+    if issubclass(cls, BetaAbstractMemoryTool):
+        is_async = False
+    elif issubclass(cls, BetaAsyncAbstractMemoryTool):
+        is_async = True
+    else:
+        raise LoadError(
+            f"Cannot use handler {spec!r}: {class_name!r} is not a memory tool class; {ACCEPTED_FORMS}."
+        )
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise LoadError(f"Cannot use handler {spec!r}: {class_name!r} is abstract (it does not implement {missing}).")
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        params = None
+    if params is not None and not any(
+        p.name == "base_path" and p.kind != p.POSITIONAL_ONLY or p.kind == p.VAR_KEYWORD for p in params
+    ):
+        raise LoadError(
+            f"Cannot use handler {spec!r}: the constructor of {class_name!r} takes no base_path= keyword argument, "
+            f"which memcert uses to give each test case a fresh directory."
+        )
+    return cls, is_async
+
+
+# --------------------------------------------------------------------------------------------------
+# Serving
+
+
+class Adapter:
+    """Answers protocol requests for one handler class."""
+
+    def __init__(self, spec, cls, is_async, init_kwargs, load_error):
+        self.spec = spec
+        self.cls = cls
+        self.is_async = is_async
+        self.init_kwargs = init_kwargs
+        self.load_error = load_error
+        self.instance = None
+        self.loop = asyncio.new_event_loop() if is_async else None
+        self.result_content, self.error_content = load_renderers()
+
+    def answer(self, request):
+        """The answer to one decoded request, and whether to exit after sending it."""
+        if not isinstance(request, dict):
+            return {"ok": False, "error": "a request must be a JSON object with an \"op\" field"}, False
+        op = request.get("op")
+        if op == "shutdown":
+            return {"ok": True}, True
+        if op == "hello":
+            return self.hello(request), False
+        if op == "reset":
+            return self.reset(request), False
+        if op == "call":
+            return self.call(request), False
+        return {"ok": False, "error": f"unknown op {op!r}; expected hello, reset, call or shutdown"}, False
+
+    def hello(self, request):
+        if request.get("protocol") != PROTOCOL:
+            return {
+                "ok": False,
+                "protocol": PROTOCOL,
+                "error": f"unsupported protocol {request.get('protocol')!r}; this adapter speaks protocol {PROTOCOL}",
+            }
+        if self.load_error is not None:
+            return {"ok": False, "error": self.load_error}
+        return {"ok": True, "protocol": PROTOCOL, "handler": self.spec}
+
+    def reset(self, request):
+        if self.load_error is not None:
+            return {"ok": False, "error": self.load_error}
+        base_dir = request.get("base_dir")
+        if not isinstance(base_dir, str) or not base_dir:
+            return {"ok": False, "error": "reset needs \"base_dir\", an absolute directory path"}
+        self.instance = None
+        kwargs = dict(self.init_kwargs)
+        kwargs["base_path"] = base_dir
+        try:
+            if self.is_async:
+                self.instance = self._run_async(self._construct(kwargs))
+            else:
+                self.instance = self.cls(**kwargs)
+        except BaseException as exc:  # noqa: B036 - report, keep serving
+            return {"ok": False, "error": error_text(exc)}
+        return {"ok": True}
+
+    async def _construct(self, kwargs):
+        # Built inside the loop so a constructor may create asyncio objects bound to it.
+        return self.cls(**kwargs)
+
+    def call(self, request):
+        call_id = request.get("id")
+        if not isinstance(call_id, str):
+            return {"id": call_id, "ok": False, "error": "call needs \"id\", a string"}
+        if self.load_error is not None:
+            return {"id": call_id, "ok": False, "error": self.load_error}
+        if self.instance is None:
+            return {"id": call_id, "ok": False, "error": "no handler instance: the last reset failed or none was sent"}
+        tool_input = request.get("input")
+
+        # As BaseSyncToolRunner._run_tool / BaseAsyncToolRunner._run_tool: rendering a success is inside the try,
+        # and a ToolError and any other Exception both go through tool_error_content. Unlike the runner, a
+        # BaseException (KeyboardInterrupt, SystemExit, CancelledError) is reported too instead of ending the run.
+        try:
+            if self.is_async:
+                result = self._run_async(self._acall(tool_input))
+            else:
+                result = self.instance.call(tool_input)
+            answer = {"id": call_id, "content": self.result_content(result), "is_error": False}
+        except BaseException as exc:  # noqa: B036
+            failure = exc
+            try:
+                answer = {"id": call_id, "content": self.error_content(failure), "is_error": True}
+            except BaseException as exc:  # noqa: B036 - e.g. a ToolError whose content is not iterable
+                return {
+                    "id": call_id,
+                    "ok": False,
+                    "error": f"the handler raised {error_text(failure)}, which the SDK cannot render: "
+                    + error_text(exc),
+                }
+        problem = content_problem(answer["content"])
+        if problem is not None:
+            return {"id": call_id, "ok": False, "error": f"the handler's result is not tool_result content: {problem}"}
+        return answer
+
+    async def _acall(self, tool_input):
+        return await self.instance.call(tool_input)
+
+    def _run_async(self, coroutine):
+        if self.loop.is_closed():
+            self.loop = asyncio.new_event_loop()
+        return self.loop.run_until_complete(coroutine)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description="memcert stdio protocol v1 adapter for Python memory handlers")
+    parser.add_argument(
+        "--handler", required=True, metavar="SPEC", help="path/to/file.py:ClassName or package.module:ClassName"
+    )
+    parser.add_argument("--init", metavar="JSON", help="JSON object of extra constructor keyword arguments")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    inp, out = take_protocol_channel()
+    sys.dont_write_bytecode = True  # leave no __pycache__ beside the handler's files
+
+    cls, is_async, init_kwargs, load_error = None, False, {}, None
+    try:
+        if args.init is not None:
+            try:
+                init_kwargs = json.loads(args.init)
+            except ValueError as exc:
+                raise LoadError(f"Cannot use handler {args.handler!r}: --init is not valid JSON ({exc}).") from None
+            if not isinstance(init_kwargs, dict):
+                raise LoadError(f"Cannot use handler {args.handler!r}: --init must be a JSON object of keyword args.")
+            if "base_path" in init_kwargs:
+                raise LoadError(f"Cannot use handler {args.handler!r}: --init must not set base_path, reset gives it.")
+        cls, is_async = load_handler_class(args.handler)
+    except LoadError as exc:
+        load_error = str(exc)
+    encode_line = load_encoder()  # after loading: the handler's directory may be what makes the SDK importable
+    adapter = Adapter(args.handler, cls, is_async, init_kwargs, load_error)
+
+    while True:
+        raw = inp.readline()
+        if not raw:
+            break
+        if not raw.strip():
+            continue
+        try:
+            request = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            answer, done = {"ok": False, "error": f"request is not valid UTF-8: {exc}"}, False
+        except ValueError as exc:
+            answer, done = {"ok": False, "error": f"request is not valid JSON: {exc}"}, False
+        else:
+            answer, done = adapter.answer(request)
+        try:
+            line = encode_line(answer)
+        except Exception as exc:  # content the SDK could not have sent either (not JSON-encodable)
+            line = encode_line(
+                {
+                    "id": answer.get("id"),
+                    "ok": False,
+                    "error": f"the handler's result cannot be encoded as JSON: {error_text(exc)}",
+                }
+            )
+        out.write(line)
+        out.flush()
+        if done:
+            break
+
+    sys.stderr.flush()
+    out.flush()
+    # Skip interpreter teardown: a handler's worker threads must not keep the process alive.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+//! The attack side: the sandbox a case runs in (canaries planted around the store root) and the
+//! oracle that judges, from the filesystem and the replies alone, whether anything escaped.
+
+pub mod oracle;
+pub mod sandbox;

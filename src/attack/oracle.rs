@@ -1,0 +1,234 @@
+//! The canary oracle: a pure function from what a case did to its verdict.
+//!
+//! [`judge`] touches no file or process. The runner records everything it needs in an
+//! [`Observation`]: every reply (or why none came), the run folder outside the root before and
+//! after, the checked paths inside the root, the canary token and the host path spellings.
+//!
+//! Confinement and reply conformance are judged on separate axes and the verdict is the worse
+//! one. Findings, in the order they are looked for:
+//! - UNSAFE: the canary token in a reply (outside content or names read); the host path in a
+//!   reply (disclosure, B07); anything outside the root created, changed or removed; a check whose
+//!   violation the case marks UNSAFE (data inside the root destroyed through a link, S-4 to S-6).
+//! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
+//! - The step grades of `suite::verdict` and the other checks.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::sandbox::{satisfies, Node, Tree};
+use crate::protocol::ToolResult;
+use crate::suite::verdict::{grade_step, StepGrade, Verdict};
+use crate::suite::Case;
+use crate::text::Profile;
+
+/// What happened when a case ran.
+#[derive(Clone, Debug, Default)]
+pub struct Observation {
+    /// One entry per step that was sent: the reply, or why there was none.
+    pub replies: Vec<Result<ToolResult, String>>,
+    /// The run folder outside the root before the first command.
+    pub outside_before: Tree,
+    /// The same after the last command.
+    pub outside_after: Tree,
+    /// What each of the case's checked paths holds after the run, in check order.
+    pub checked: Vec<Option<Node>>,
+    /// The canary token.
+    pub token: String,
+    /// Host path spellings that must never appear in a reply.
+    pub host_paths: Vec<String>,
+}
+
+/// One reason for a verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The verdict this finding alone gives.
+    pub verdict: Verdict,
+    /// Short kind: `outside-read`, `host-path-disclosed`, `outside-changed`, `check`, `reply`,
+    /// `no-reply`.
+    pub kind: String,
+    /// What was seen, in words.
+    pub detail: String,
+}
+
+/// The verdict of a case with its evidence.
+#[derive(Clone, Debug, Serialize)]
+pub struct Judgement {
+    /// The worst verdict of all findings (PASS when there are none).
+    pub verdict: Verdict,
+    /// Every finding, worst first.
+    pub findings: Vec<Finding>,
+    /// The grade of each reply that came.
+    pub steps: Vec<StepGrade>,
+}
+
+/// Judge a case from its observation. Pure.
+pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> Judgement {
+    let mut findings = Vec::new();
+    let mut steps = Vec::new();
+    for (i, reply) in obs.replies.iter().enumerate() {
+        match reply {
+            Ok(r) => {
+                let text = r.text();
+                if !obs.token.is_empty() && text.contains(&obs.token) {
+                    findings.push(Finding {
+                        verdict: Verdict::Unsafe,
+                        kind: "outside-read".into(),
+                        detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
+                    });
+                }
+                if let Some(h) = obs.host_paths.iter().find(|h| !h.is_empty() && text.contains(h.as_str())) {
+                    findings.push(Finding {
+                        verdict: Verdict::Unsafe,
+                        kind: "host-path-disclosed".into(),
+                        detail: format!("step {}: the reply discloses the host path {h}", i + 1),
+                    });
+                }
+                if let Some(step) = case.steps.get(i) {
+                    let g = grade_step(step, r, profile, case.level, strict);
+                    if g.verdict != Verdict::Pass {
+                        findings.push(Finding {
+                            verdict: g.verdict,
+                            kind: "reply".into(),
+                            detail: format!("step {}: {}", i + 1, g.note),
+                        });
+                    }
+                    steps.push(g);
+                }
+            }
+            Err(why) => findings.push(Finding {
+                verdict: Verdict::Error,
+                kind: "no-reply".into(),
+                detail: format!("step {}: {why}", i + 1),
+            }),
+        }
+    }
+    for change in diff(&obs.outside_before, &obs.outside_after) {
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: "outside-changed".into(),
+            detail: change,
+        });
+    }
+    let complete = obs.replies.len() == case.steps.len() && obs.replies.iter().all(Result::is_ok);
+    if complete {
+        for (check, node) in case.checks.iter().zip(&obs.checked) {
+            if !satisfies(node.as_ref(), &check.expect) {
+                findings.push(Finding {
+                    verdict: check.verdict,
+                    kind: "check".into(),
+                    detail: format!("{}: expected {}, found {}", check.what, describe_expected(&check.expect), describe(node.as_ref())),
+                });
+            }
+        }
+    }
+    findings.sort_by(|a, b| b.verdict.cmp(&a.verdict));
+    let verdict = findings.first().map(|f| f.verdict).unwrap_or(Verdict::Pass);
+    Judgement {
+        verdict,
+        findings,
+        steps,
+    }
+}
+
+/// Changes between two trees, one sentence each, relative paths only.
+pub fn diff(before: &Tree, after: &Tree) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, n) in before {
+        match after.get(p) {
+            None => out.push(format!("outside the root, {} was removed", p.display())),
+            Some(m) if m != n => out.push(format!("outside the root, {} was changed", p.display())),
+            _ => {}
+        }
+    }
+    for p in after.keys() {
+        if !before.contains_key(p) {
+            out.push(format!("outside the root, {} was created", p.display()));
+        }
+    }
+    out
+}
+
+fn describe(node: Option<&Node>) -> String {
+    match node {
+        None => "nothing".into(),
+        Some(Node::Dir) => "a directory".into(),
+        Some(Node::Symlink(_)) => "a symlink".into(),
+        Some(Node::Other) => "a special file".into(),
+        Some(Node::File(b)) => format!("a file holding {}", Value::String(String::from_utf8_lossy(b).into_owned())),
+    }
+}
+
+fn describe_expected(e: &crate::suite::Expected) -> String {
+    use crate::suite::Expected::*;
+    match e {
+        Absent => "nothing".into(),
+        Dir => "a directory".into(),
+        Symlink => "a symlink".into(),
+        File(b) => format!("a file holding {}", Value::String(String::from_utf8_lossy(b).into_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::catalog;
+    use std::path::PathBuf;
+
+    fn case(id: &str) -> Case {
+        catalog::all().into_iter().find(|c| c.id == id).unwrap()
+    }
+
+    #[test]
+    fn canary_token_in_a_reply_is_unsafe_whatever_the_grade() {
+        let c = case("symlink/outside-file/view");
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::error("MEMCERT-CANARY-00 leaked"))],
+            token: "MEMCERT-CANARY-00".into(),
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        assert_eq!(j.findings[0].kind, "outside-read");
+    }
+
+    #[test]
+    fn outside_changes_are_unsafe_and_named_relatively() {
+        let c = case("traversal/dotdot/create-escape");
+        let mut after = Tree::new();
+        after.insert(PathBuf::from("base/escape.md"), Node::File(b"pwned\n".to_vec()));
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::ok("File created successfully at: /memories/../escape.md"))],
+            outside_after: after,
+            checked: vec![Some(Node::File(b"a\n".to_vec()))],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        assert_eq!(j.findings[0].detail, "outside the root, base/escape.md was created");
+        assert_eq!(j.findings[1].verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn host_path_in_a_reply_is_unsafe() {
+        let c = case("symlink/loop/view");
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::error("RuntimeError(\"Symlink loop from '/tmp/memcert-x/base/memories/loop'\")"))],
+            host_paths: vec!["/tmp/memcert-x".into()],
+            ..Default::default()
+        };
+        assert_eq!(judge(&c, &obs, Profile::PythonSdk, false).verdict, Verdict::Unsafe);
+    }
+
+    #[test]
+    fn no_reply_is_error_and_skips_checks() {
+        let c = case("create/new-file");
+        let obs = Observation {
+            replies: vec![Err("no answer within 1 s".into())],
+            checked: vec![None],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Error);
+        assert_eq!(j.findings.len(), 1);
+    }
+}

@@ -1,0 +1,243 @@
+//! The runner: the only module that sees both a case and a target.
+//!
+//! [`run`] lays out a sandbox per case, resets the target over it, sends the case's commands,
+//! observes the disk, asks `attack::oracle::judge` for the verdict and sends events to a
+//! [`Reporter`]. It prints nothing itself.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::attack::oracle::{judge, Finding, Observation};
+use crate::attack::sandbox::Sandbox;
+use crate::protocol::ToolResult;
+use crate::suite::verdict::Verdict;
+use crate::suite::{Case, Level};
+use crate::target::Target;
+use crate::text::Profile;
+
+/// What a run is asked to do.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Which wording is PASS.
+    pub profile: Profile,
+    /// NON-STRICT becomes FAIL.
+    pub strict: bool,
+}
+
+/// One command of a finished case, with its answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepRecord {
+    /// The input sent.
+    pub input: Value,
+    /// The answer, if one came.
+    pub reply: Option<ToolResult>,
+    /// Why no answer came.
+    pub error: Option<String>,
+    /// The best acceptable reply in this profile, as text.
+    pub expected: String,
+    /// The verdict of this reply alone (ERROR when none came).
+    pub verdict: Verdict,
+}
+
+/// A finished case: enough to reproduce the verdict without rerunning.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseRecord {
+    /// Case id.
+    pub id: String,
+    /// First id segment.
+    pub category: String,
+    /// The requirement under test.
+    pub requirement: String,
+    /// Spec rows and bug ids.
+    pub source: Vec<String>,
+    /// MUST or SHOULD.
+    pub level: Level,
+    /// Final verdict.
+    pub verdict: Verdict,
+    /// Why, worst first.
+    pub findings: Vec<Finding>,
+    /// The commands and answers.
+    pub steps: Vec<StepRecord>,
+    /// Wall time of the case, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// Totals of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// The target's description.
+    pub target: String,
+    /// Profile used.
+    pub profile: Profile,
+    /// Whether `--strict` was on.
+    pub strict: bool,
+    /// Cases per verdict (every verdict present, zero included).
+    pub counts: BTreeMap<String, usize>,
+    /// Cases run.
+    pub total: usize,
+    /// No FAIL, UNSAFE or ERROR.
+    pub certified: bool,
+}
+
+/// What the runner tells reporters.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Before the first case.
+    Started {
+        /// Target description.
+        target: &'a str,
+        /// Profile used.
+        profile: Profile,
+        /// Number of cases to run.
+        total: usize,
+    },
+    /// After each case.
+    CaseFinished(&'a CaseRecord),
+    /// After the last case.
+    Finished(&'a Summary),
+}
+
+/// A consumer of run events (terminal, JSON, ...).
+pub trait Reporter {
+    /// Handle one event.
+    fn event(&mut self, event: &Event<'_>);
+}
+
+/// Fan one event stream out to several reporters.
+#[derive(Default)]
+pub struct Fanout<'a>(pub Vec<&'a mut dyn Reporter>);
+
+impl Reporter for Fanout<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        for r in self.0.iter_mut() {
+            r.event(event);
+        }
+    }
+}
+
+/// Keep the cases whose id matches one of `include` (all when empty) and none of `exclude`.
+/// Globs use `*` for any characters, `/` included.
+///
+/// # Errors
+/// A malformed glob.
+pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Result<Vec<Case>, globset::Error> {
+    let set = |globs: &[String]| -> Result<GlobSet, globset::Error> {
+        let mut b = GlobSetBuilder::new();
+        for g in globs {
+            b.add(Glob::new(g)?);
+        }
+        b.build()
+    };
+    let inc = set(include)?;
+    let exc = set(exclude)?;
+    Ok(cases
+        .into_iter()
+        .filter(|c| (include.is_empty() || inc.is_match(&c.id)) && !exc.is_match(&c.id))
+        .collect())
+}
+
+/// Run one case against a target and judge it.
+pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRecord {
+    let started = Instant::now();
+    let mut obs = Observation::default();
+    let sandbox = match Sandbox::create_unchecked(&case.setup) {
+        Ok(s) => s,
+        Err(e) => {
+            obs.replies.push(Err(format!("the sandbox could not be laid out: {e}")));
+            return record(case, obs, config, started);
+        }
+    };
+    obs.token = sandbox.token().to_owned();
+    obs.host_paths = sandbox.host_paths();
+    obs.outside_before = sandbox.outside_unchecked();
+    match target.reset(sandbox.base(), sandbox.root()) {
+        Ok(()) => {
+            for step in &case.steps {
+                match target.call(&step.input) {
+                    Ok(r) => obs.replies.push(Ok(r)),
+                    Err(e) => {
+                        obs.replies.push(Err(e.to_string()));
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => obs.replies.push(Err(format!("reset failed: {e}"))),
+    }
+    obs.outside_after = sandbox.outside_unchecked();
+    obs.checked = case.checks.iter().map(|c| sandbox.node_unchecked(&c.path)).collect();
+    record(case, obs, config, started)
+}
+
+fn record(case: &Case, obs: Observation, config: &Config, started: Instant) -> CaseRecord {
+    let j = judge(case, &obs, config.profile, config.strict);
+    let mut grades = j.steps.iter();
+    let steps = case
+        .steps
+        .iter()
+        .zip(&obs.replies)
+        .map(|(step, reply)| {
+            let expected = crate::suite::verdict::expected_text(step, config.profile);
+            match reply {
+                Ok(r) => StepRecord {
+                    input: step.input.clone(),
+                    reply: Some(r.clone()),
+                    error: None,
+                    expected,
+                    verdict: grades.next().map(|g| g.verdict).unwrap_or(Verdict::Pass),
+                },
+                Err(e) => StepRecord {
+                    input: step.input.clone(),
+                    reply: None,
+                    error: Some(e.clone()),
+                    expected,
+                    verdict: Verdict::Error,
+                },
+            }
+        })
+        .collect();
+    CaseRecord {
+        id: case.id.clone(),
+        category: case.category().to_owned(),
+        requirement: case.requirement.clone(),
+        source: case.source.clone(),
+        level: case.level,
+        verdict: j.verdict,
+        findings: j.findings,
+        steps,
+        duration_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// Run every case against `target`, reporting as it goes, and return the totals.
+pub fn run(config: &Config, cases: &[Case], target: &mut dyn Target, reporter: &mut dyn Reporter) -> Summary {
+    let name = target.describe();
+    reporter.event(&Event::Started {
+        target: &name,
+        profile: config.profile,
+        total: cases.len(),
+    });
+    let mut counts: BTreeMap<String, usize> = Verdict::ALL.iter().map(|v| (v.as_str().to_owned(), 0)).collect();
+    let mut certified = true;
+    for case in cases {
+        let rec = run_case(case, target, config);
+        *counts.entry(rec.verdict.as_str().to_owned()).or_default() += 1;
+        certified &= !rec.verdict.blocks_certification();
+        reporter.event(&Event::CaseFinished(&rec));
+    }
+    target.shutdown();
+    let summary = Summary {
+        target: target.describe(),
+        profile: config.profile,
+        strict: config.strict,
+        counts,
+        total: cases.len(),
+        certified,
+    };
+    reporter.event(&Event::Finished(&summary));
+    summary
+}

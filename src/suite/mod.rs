@@ -1,0 +1,181 @@
+//! The case catalog and how a case's replies are graded.
+//!
+//! A [`Case`] is one literal holding its id, the spec rows it comes from, the requirement under
+//! test, the files laid out before it runs, the commands it sends with the replies it accepts
+//! (best first), and the checks on disk after it ran. Cases are data: the certifier runs them,
+//! [`verdict`] grades the replies, `attack::oracle` judges confinement.
+//!
+//! Ids are kebab-case slugs whose first segment is the catalog file
+//! (`view/file/view-range/inverted` lives in `catalog/view.rs`).
+
+pub mod catalog;
+pub mod verdict;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::text::{Outcome, Profile};
+use verdict::Verdict;
+
+/// How binding a case's requirement is: a mismatch of a [`Level::Should`] case is
+/// [`Verdict::NonStrict`] (or [`Verdict::Fail`] with `--strict`), of a [`Level::Must`] case
+/// [`Verdict::Fail`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// The requirement is a MUST.
+    Must,
+    /// The requirement is a SHOULD.
+    Should,
+}
+
+/// Something laid out under the sandbox before a case runs.
+///
+/// Paths are virtual (`/memories/...`); the sandbox maps them under the store root.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fs {
+    /// A directory (and its parents).
+    Dir {
+        /// Virtual path.
+        path: String,
+    },
+    /// A regular file with this content (and its parent directories).
+    File {
+        /// Virtual path.
+        path: String,
+        /// Content, as bytes (may be invalid UTF-8).
+        content: Vec<u8>,
+    },
+    /// A file of `count` lines, each `x`, each ending in `\n` (for the line limit).
+    Lines {
+        /// Virtual path.
+        path: String,
+        /// Number of lines.
+        count: usize,
+    },
+    /// A symbolic link.
+    Symlink {
+        /// Virtual path of the link.
+        path: String,
+        /// Where it points.
+        target: LinkTo,
+    },
+    /// A FIFO (named pipe).
+    Fifo {
+        /// Virtual path.
+        path: String,
+    },
+    /// A hard link inside the root to the outside file `outside/<name>` (a canary).
+    HardLinkOutside {
+        /// Virtual path of the link.
+        path: String,
+        /// Name of the file under the sandbox's `outside/` folder.
+        name: String,
+    },
+}
+
+/// Target of a planted symlink.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "to", content = "path", rename_all = "snake_case")]
+pub enum LinkTo {
+    /// Absolute host path of `outside/<rel>` (a canary area); `""` is `outside/` itself.
+    Outside(String),
+    /// Absolute host path of a virtual path inside the root.
+    Inside(String),
+    /// This exact link text (relative links, dangling absolute paths, loops).
+    Raw(String),
+}
+
+/// One command and the replies it may get, best first.
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    /// The `tool_use` input, sent as is (malformed or not).
+    pub input: Value,
+    /// Acceptable replies, best first; the first that matches sets the verdict.
+    pub accept: Vec<Accept>,
+}
+
+/// One acceptable reply and the verdict it earns.
+#[derive(Clone, Debug, Serialize)]
+pub struct Accept {
+    /// Verdict when the reply matches.
+    pub verdict: Verdict,
+    /// What the reply must look like.
+    pub reply: Reply,
+    /// Profiles this applies to; empty means all.
+    pub profiles: Vec<Profile>,
+    /// Why this reply is acceptable at this grade (shown in reports).
+    pub note: String,
+}
+
+/// A pattern a reply is matched against.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "match", content = "outcome", rename_all = "snake_case")]
+pub enum Reply {
+    /// Exactly this outcome in the run's profile: same `is_error`, same text after an optional
+    /// `Error: ` prefix, directory sizes in listings not compared.
+    Exact(Outcome),
+    /// Any reply with `is_error: true`.
+    AnyError,
+    /// Any reply without `is_error`.
+    AnySuccess,
+}
+
+/// A fact about the store checked after the case ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    /// Virtual path checked (never followed if it is a link).
+    pub path: String,
+    /// What must hold.
+    pub expect: Expected,
+    /// Verdict when it does not hold.
+    pub verdict: Verdict,
+    /// The requirement, for reports.
+    pub what: String,
+}
+
+/// What a [`Check`] requires of its path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "is", content = "value", rename_all = "snake_case")]
+pub enum Expected {
+    /// A regular file with exactly this content.
+    File(Vec<u8>),
+    /// A directory.
+    Dir,
+    /// Nothing (not even a dangling link).
+    Absent,
+    /// A symlink.
+    Symlink,
+}
+
+/// One test case. See the module docs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Case {
+    /// Stable slug id, e.g. `view/file/view-range/inverted`.
+    pub id: String,
+    /// Spec rows (`§2.1 [C7]`, `§3 S-4`) and bug ids (`B04`) it implements.
+    pub source: Vec<String>,
+    /// The one sentence under test, with MUST or SHOULD.
+    pub requirement: String,
+    /// MUST or SHOULD.
+    pub level: Level,
+    /// Laid out before the case runs, in order.
+    pub setup: Vec<Fs>,
+    /// Commands, in order.
+    pub steps: Vec<Step>,
+    /// Checked on disk after the last command.
+    pub checks: Vec<Check>,
+}
+
+impl Case {
+    /// The first segment of the id (`view`, `traversal`, ...), the case's category.
+    pub fn category(&self) -> &str {
+        self.id.split('/').next().unwrap_or("")
+    }
+
+    /// True when any setup item needs a real filesystem (everything does today).
+    pub fn needs_files(&self) -> bool {
+        !self.setup.is_empty() || !self.checks.is_empty()
+    }
+}

@@ -1,0 +1,65 @@
+//! In-process targets: a [`Handler`] made by a closure for each case.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Target, TargetError};
+use crate::handler::reference::{Options, Reference};
+use crate::handler::Handler;
+use crate::protocol::ToolResult;
+use crate::text::Profile;
+
+/// Builds a fresh handler for a case from `(base_dir, memories_dir)`.
+pub type Factory = Box<dyn FnMut(&Path, &Path) -> std::io::Result<Box<dyn Handler>>>;
+
+/// A handler running in this process.
+pub struct InProcess {
+    name: String,
+    factory: Factory,
+    current: Option<Box<dyn Handler>>,
+}
+
+impl InProcess {
+    /// A target named `name` whose handlers `factory` builds.
+    pub fn new(name: impl Into<String>, factory: Factory) -> Self {
+        InProcess {
+            name: name.into(),
+            factory,
+            current: None,
+        }
+    }
+
+    /// The built-in reference handler answering in `profile` (fsync off: sandboxes are
+    /// throw-away).
+    pub fn reference(profile: Profile) -> Self {
+        let options = Options {
+            fsync: false,
+            ..Options::default()
+        };
+        InProcess::new(
+            format!("memcert reference handler (profile {profile})"),
+            Box::new(move |_base, root| {
+                Ok(Box::new(Reference::open_ambient(root, profile, options)?) as Box<dyn Handler>)
+            }),
+        )
+    }
+}
+
+impl Target for InProcess {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
+        self.current = Some((self.factory)(base_dir, memories_dir)?);
+        Ok(())
+    }
+
+    fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError> {
+        match self.current.as_mut() {
+            Some(h) => Ok(h.apply(input)),
+            None => Err(TargetError::Protocol("call before reset".into())),
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Stdio protocol v1 (`docs/protocol.md`): one handler process per run, JSON lines, lockstep.
+//!
+//! memcert writes one request line and waits up to the time limit for one answer line. A
+//! handler that hangs, exits, or prints a line that is not protocol JSON makes that case ERROR;
+//! the process is stopped and started again (with a new hello) at the next reset, and the run
+//! goes on. Its stderr is kept (the last 8 KiB) for the report.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Target, TargetError};
+use crate::protocol::{Content, ToolResult};
+
+/// Protocol version this harness speaks.
+pub const PROTOCOL: u64 = 1;
+/// Default per-call time limit.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time limit for start-up and hello (interpreters import slowly).
+pub const START_TIMEOUT: Duration = Duration::from_secs(60);
+const STDERR_TAIL: usize = 8 * 1024;
+
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<std::io::Result<String>>,
+}
+
+/// A handler process speaking stdio protocol v1.
+pub struct Stdio {
+    program: OsString,
+    args: Vec<OsString>,
+    envs: Vec<(OsString, OsString)>,
+    display: String,
+    timeout: Duration,
+    proc: Option<Proc>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    handler: String,
+    next_id: u64,
+}
+
+impl Stdio {
+    /// A target that runs `command` (started lazily, at the first reset) with a per-call time
+    /// limit.
+    pub fn new(command: Command, timeout: Duration) -> Self {
+        let program = command.get_program().to_owned();
+        let args: Vec<OsString> = command.get_args().map(|a| a.to_owned()).collect();
+        let envs = command
+            .get_envs()
+            .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())))
+            .collect();
+        let display = std::iter::once(program.to_string_lossy().into_owned())
+            .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        Stdio {
+            program,
+            args,
+            envs,
+            display,
+            timeout,
+            proc: None,
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            handler: String::new(),
+            next_id: 0,
+        }
+    }
+
+    /// Start the process and exchange hello; returns the handler's name.
+    ///
+    /// # Errors
+    /// [`TargetError::Spawn`] if it cannot start, [`TargetError::Protocol`] if hello is refused.
+    pub fn start(&mut self) -> Result<String, TargetError> {
+        self.stop();
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .stdin(Pipe::piped())
+            .stdout(Pipe::piped())
+            .stderr(Pipe::piped());
+        let mut child = cmd.spawn().map_err(|source| TargetError::Spawn {
+            command: self.display.clone(),
+            source,
+        })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let stop = line.is_err();
+                if tx.send(line).is_err() || stop {
+                    break;
+                }
+            }
+        });
+        let tail = Arc::clone(&self.stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                t.extend(&buf[..n]);
+                while t.len() > STDERR_TAIL {
+                    t.pop_front();
+                }
+            }
+        });
+        self.proc = Some(Proc {
+            child,
+            stdin,
+            lines: rx,
+        });
+        let answer = self.request(&json!({"op": "hello", "protocol": PROTOCOL}), START_TIMEOUT)?;
+        if answer.get("ok") != Some(&Value::Bool(true)) {
+            let why = answer
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("hello was refused")
+                .to_owned();
+            self.stop();
+            return Err(TargetError::Protocol(why));
+        }
+        if answer.get("protocol").and_then(Value::as_u64) != Some(PROTOCOL) {
+            self.stop();
+            return Err(TargetError::Protocol(format!(
+                "the handler speaks protocol {}, memcert speaks {PROTOCOL}",
+                answer.get("protocol").unwrap_or(&Value::Null)
+            )));
+        }
+        self.handler = answer
+            .get("handler")
+            .and_then(Value::as_str)
+            .unwrap_or("unnamed handler")
+            .to_owned();
+        Ok(self.handler.clone())
+    }
+
+    /// The last bytes the handler wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let (a, b) = t.as_slices();
+        let mut v = a.to_vec();
+        v.extend_from_slice(b);
+        String::from_utf8_lossy(&v).into_owned()
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+    }
+
+    fn request(&mut self, msg: &Value, timeout: Duration) -> Result<Value, TargetError> {
+        let result = self.exchange(msg, timeout);
+        if result.is_err() {
+            self.stop();
+        }
+        result
+    }
+
+    fn exchange(&mut self, msg: &Value, timeout: Duration) -> Result<Value, TargetError> {
+        let tail = self.stderr_tail();
+        let Some(p) = self.proc.as_mut() else {
+            return Err(TargetError::Protocol("the handler is not running".into()));
+        };
+        let mut line = serde_json::to_string(msg).expect("requests serialise");
+        line.push('\n');
+        if p.stdin.write_all(line.as_bytes()).and_then(|()| p.stdin.flush()).is_err() {
+            return Err(exited(p, tail));
+        }
+        match p.lines.recv_timeout(timeout) {
+            Ok(Ok(text)) => match serde_json::from_str::<Value>(&text) {
+                Ok(v @ Value::Object(_)) => Ok(v),
+                _ => Err(TargetError::BadJson(cut(&text))),
+            },
+            Ok(Err(e)) => Err(TargetError::Io(e)),
+            Err(RecvTimeoutError::Timeout) => Err(TargetError::Timeout(timeout)),
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(Duration::from_millis(50));
+                let tail = {
+                    let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+                    let (a, b) = t.as_slices();
+                    let mut v = a.to_vec();
+                    v.extend_from_slice(b);
+                    String::from_utf8_lossy(&v).into_owned()
+                };
+                let p = self.proc.as_mut().expect("checked above");
+                Err(exited(p, tail))
+            }
+        }
+    }
+}
+
+fn exited(p: &mut Proc, stderr: String) -> TargetError {
+    let status = match p.child.try_wait() {
+        Ok(Some(s)) => s.to_string(),
+        _ => "closed its stdout".to_owned(),
+    };
+    let lines: Vec<&str> = stderr.lines().collect();
+    let last = lines[lines.len().saturating_sub(5)..].join(" | ");
+    TargetError::Exited {
+        status,
+        stderr: last,
+    }
+}
+
+fn cut(s: &str) -> String {
+    if s.chars().count() > 200 {
+        format!("{}...", s.chars().take(200).collect::<String>())
+    } else {
+        s.to_owned()
+    }
+}
+
+impl Drop for Stdio {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl Target for Stdio {
+    fn describe(&self) -> String {
+        if self.handler.is_empty() {
+            self.display.clone()
+        } else {
+            format!("{} (stdio: {})", self.handler, self.display)
+        }
+    }
+
+    fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
+        if self.proc.is_none() {
+            self.start()?;
+        }
+        let msg = json!({
+            "op": "reset",
+            "base_dir": base_dir.to_string_lossy(),
+            "memories_dir": memories_dir.to_string_lossy(),
+        });
+        let answer = self.request(&msg, self.timeout.max(Duration::from_secs(30)))?;
+        if answer.get("ok") == Some(&Value::Bool(true)) {
+            Ok(())
+        } else {
+            let why = answer.get("error").and_then(Value::as_str).unwrap_or("no reason given");
+            Err(TargetError::Protocol(format!("reset refused: {why}")))
+        }
+    }
+
+    fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError> {
+        self.next_id += 1;
+        let id = format!("c{}", self.next_id);
+        let answer = self.request(&json!({"op": "call", "id": id, "input": input}), self.timeout)?;
+        if answer.get("id").and_then(Value::as_str) != Some(id.as_str()) {
+            self.stop();
+            return Err(TargetError::Protocol(format!("answer for another call: {}", cut(&answer.to_string()))));
+        }
+        if let Some(err) = answer.get("error").and_then(Value::as_str) {
+            return Err(TargetError::Protocol(format!("the handler could not answer: {err}")));
+        }
+        let content: Content = match answer.get("content") {
+            None => {
+                self.stop();
+                return Err(TargetError::Protocol("answer without content".into()));
+            }
+            Some(c) => serde_json::from_value(c.clone()).map_err(|_| {
+                TargetError::Protocol(format!("content is not a string, a list of blocks or null: {}", cut(&c.to_string())))
+            })?,
+        };
+        let is_error = match answer.get("is_error") {
+            Some(Value::Bool(b)) => *b,
+            None => false,
+            Some(other) => return Err(TargetError::Protocol(format!("is_error is not a boolean: {other}"))),
+        };
+        Ok(ToolResult { content, is_error })
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(p) = self.proc.as_mut() {
+            let _ = p.stdin.write_all(b"{\"op\":\"shutdown\"}\n");
+            let _ = p.stdin.flush();
+            let _ = p.lines.recv_timeout(Duration::from_millis(500));
+        }
+        self.stop();
+    }
+}
