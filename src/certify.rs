@@ -124,7 +124,11 @@ impl Reporter for Fanout<'_> {
 ///
 /// # Errors
 /// A malformed glob.
-pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Result<Vec<Case>, globset::Error> {
+pub fn select(
+    cases: Vec<Case>,
+    include: &[String],
+    exclude: &[String],
+) -> Result<Vec<Case>, globset::Error> {
     let set = |globs: &[String]| -> Result<GlobSet, globset::Error> {
         let mut b = GlobSetBuilder::new();
         for g in globs {
@@ -147,7 +151,8 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
     let sandbox = match Sandbox::create_unchecked(&case.setup) {
         Ok(s) => s,
         Err(e) => {
-            obs.replies.push(Err(format!("the sandbox could not be laid out: {e}")));
+            obs.replies
+                .push(Err(format!("the sandbox could not be laid out: {e}")));
             return record(case, obs, config, started);
         }
     };
@@ -169,7 +174,11 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         Err(e) => obs.replies.push(Err(format!("reset failed: {e}"))),
     }
     obs.outside_after = sandbox.outside_unchecked();
-    obs.checked = case.checks.iter().map(|c| sandbox.node_unchecked(&c.path)).collect();
+    obs.checked = case
+        .checks
+        .iter()
+        .map(|c| sandbox.node_unchecked(&c.path))
+        .collect();
     record(case, obs, config, started)
 }
 
@@ -214,14 +223,22 @@ fn record(case: &Case, obs: Observation, config: &Config, started: Instant) -> C
 }
 
 /// Run every case against `target`, reporting as it goes, and return the totals.
-pub fn run(config: &Config, cases: &[Case], target: &mut dyn Target, reporter: &mut dyn Reporter) -> Summary {
+pub fn run(
+    config: &Config,
+    cases: &[Case],
+    target: &mut dyn Target,
+    reporter: &mut dyn Reporter,
+) -> Summary {
     let name = target.describe();
     reporter.event(&Event::Started {
         target: &name,
         profile: config.profile,
         total: cases.len(),
     });
-    let mut counts: BTreeMap<String, usize> = Verdict::ALL.iter().map(|v| (v.as_str().to_owned(), 0)).collect();
+    let mut counts: BTreeMap<String, usize> = Verdict::ALL
+        .iter()
+        .map(|v| (v.as_str().to_owned(), 0))
+        .collect();
     let mut certified = true;
     for case in cases {
         let rec = run_case(case, target, config);

@@ -87,7 +87,9 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Cmd::Cases { cases, exclude } => {
-            for c in certify::select(catalog::all(), &cases, &exclude).context("bad --cases or --exclude glob")? {
+            for c in certify::select(catalog::all(), &cases, &exclude)
+                .context("bad --cases or --exclude glob")?
+            {
                 println!("{}", c.id);
             }
             Ok(exit::PASS)
@@ -101,11 +103,14 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         bail!("--timeout must be a positive number of seconds");
     }
     let timeout = Duration::from_secs_f64(args.timeout);
-    let cases = certify::select(catalog::all(), &args.cases, &args.exclude).context("bad --cases or --exclude glob")?;
+    let cases = certify::select(catalog::all(), &args.cases, &args.exclude)
+        .context("bad --cases or --exclude glob")?;
     if cases.is_empty() {
         bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
     }
-    let adapter_dir = tempfile::Builder::new().prefix("memcert-adapter-").tempdir()?;
+    let adapter_dir = tempfile::Builder::new()
+        .prefix("memcert-adapter-")
+        .tempdir()?;
     let mut target: Box<dyn Target> = if let Some(spec) = &args.python {
         let cmd = python::adapter_command(adapter_dir.path(), &args.python_exe, spec)?;
         Box::new(started(Stdio::new(cmd, timeout))?)
@@ -136,7 +141,11 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
     if let Some(JsonReport { error: Some(e), .. }) = json {
         bail!("cannot write the JSON report: {e}");
     }
-    Ok(if summary.certified { exit::PASS } else { exit::FAILED })
+    Ok(if summary.certified {
+        exit::PASS
+    } else {
+        exit::FAILED
+    })
 }
 
 /// Start an external handler now, so one that cannot start at all ends the run with exit 2.
@@ -159,14 +168,27 @@ mod tests {
     #[test]
     fn parses_certify_flags() {
         let cli = Cli::try_parse_from([
-            "memcert", "certify", "--python", "m:C", "--profile", "python-sdk", "--cases", "view/*", "--timeout", "2",
+            "memcert",
+            "certify",
+            "--python",
+            "m:C",
+            "--profile",
+            "python-sdk",
+            "--cases",
+            "view/*",
+            "--timeout",
+            "2",
         ])
         .unwrap();
-        let Cmd::Certify(a) = cli.command else { panic!() };
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
         assert_eq!(a.python.as_deref(), Some("m:C"));
         assert_eq!(a.profile, Profile::PythonSdk);
         assert_eq!(a.cases, ["view/*"]);
         assert!(Cli::try_parse_from(["memcert", "certify", "--profile", "nope"]).is_err());
-        assert!(Cli::try_parse_from(["memcert", "certify", "--python", "a:B", "--stdio", "x"]).is_err());
+        assert!(
+            Cli::try_parse_from(["memcert", "certify", "--python", "a:B", "--stdio", "x"]).is_err()
+        );
     }
 }

@@ -88,7 +88,9 @@ pub enum InputError {
     #[error("the tool input has no \"command\" field; use one of view, create, str_replace, insert, delete, rename")]
     MissingCommand,
     /// `command` is not one of the six.
-    #[error("unknown command {command}; use one of view, create, str_replace, insert, delete, rename")]
+    #[error(
+        "unknown command {command}; use one of view, create, str_replace, insert, delete, rename"
+    )]
     UnknownCommand {
         /// The command as sent (a JSON rendering if it was not a string).
         command: String,
@@ -193,7 +195,14 @@ impl Command {
 }
 
 /// The six command names, in spec order.
-pub const COMMANDS: [&str; 6] = ["view", "create", "str_replace", "insert", "delete", "rename"];
+pub const COMMANDS: [&str; 6] = [
+    "view",
+    "create",
+    "str_replace",
+    "insert",
+    "delete",
+    "rename",
+];
 
 /// The fields a command needs, as (name, expected type) pairs, in wire order.
 pub fn required_fields(command: &str) -> &'static [(&'static str, &'static str)] {
@@ -280,8 +289,7 @@ impl Fields<'_> {
 
 fn as_integer(v: &Value) -> Option<i64> {
     let n = v.as_number()?;
-    n.as_i64()
-        .or_else(|| n.as_u64().map(|_| i64::MAX))
+    n.as_i64().or_else(|| n.as_u64().map(|_| i64::MAX))
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -466,7 +474,10 @@ mod tests {
 
     #[test]
     fn content_text_of_blocks() {
-        let c: Content = serde_json::from_value(json!([{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}])).unwrap();
+        let c: Content = serde_json::from_value(
+            json!([{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]),
+        )
+        .unwrap();
         assert_eq!(c.text().unwrap(), "a\nb");
         let n: Content = serde_json::from_value(Value::Null).unwrap();
         assert_eq!(n, Content::Null);

@@ -76,7 +76,11 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                         detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
                     });
                 }
-                if let Some(h) = obs.host_paths.iter().find(|h| !h.is_empty() && text.contains(h.as_str())) {
+                if let Some(h) = obs
+                    .host_paths
+                    .iter()
+                    .find(|h| !h.is_empty() && text.contains(h.as_str()))
+                {
                     findings.push(Finding {
                         verdict: Verdict::Unsafe,
                         kind: "host-path-disclosed".into(),
@@ -116,7 +120,12 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                 findings.push(Finding {
                     verdict: check.verdict,
                     kind: "check".into(),
-                    detail: format!("{}: expected {}, found {}", check.what, describe_expected(&check.expect), describe(node.as_ref())),
+                    detail: format!(
+                        "{}: expected {}, found {}",
+                        check.what,
+                        describe_expected(&check.expect),
+                        describe(node.as_ref())
+                    ),
                 });
             }
         }
@@ -154,7 +163,10 @@ fn describe(node: Option<&Node>) -> String {
         Some(Node::Dir) => "a directory".into(),
         Some(Node::Symlink(_)) => "a symlink".into(),
         Some(Node::Other) => "a special file".into(),
-        Some(Node::File(b)) => format!("a file holding {}", Value::String(String::from_utf8_lossy(b).into_owned())),
+        Some(Node::File(b)) => format!(
+            "a file holding {}",
+            Value::String(String::from_utf8_lossy(b).into_owned())
+        ),
     }
 }
 
@@ -164,7 +176,10 @@ fn describe_expected(e: &crate::suite::Expected) -> String {
         Absent => "nothing".into(),
         Dir => "a directory".into(),
         Symlink => "a symlink".into(),
-        File(b) => format!("a file holding {}", Value::String(String::from_utf8_lossy(b).into_owned())),
+        File(b) => format!(
+            "a file holding {}",
+            Value::String(String::from_utf8_lossy(b).into_owned())
+        ),
     }
 }
 
@@ -195,16 +210,24 @@ mod tests {
     fn outside_changes_are_unsafe_and_named_relatively() {
         let c = case("traversal/dotdot/create-escape");
         let mut after = Tree::new();
-        after.insert(PathBuf::from("base/escape.md"), Node::File(b"pwned\n".to_vec()));
+        after.insert(
+            PathBuf::from("base/escape.md"),
+            Node::File(b"pwned\n".to_vec()),
+        );
         let obs = Observation {
-            replies: vec![Ok(ToolResult::ok("File created successfully at: /memories/../escape.md"))],
+            replies: vec![Ok(ToolResult::ok(
+                "File created successfully at: /memories/../escape.md",
+            ))],
             outside_after: after,
             checked: vec![Some(Node::File(b"a\n".to_vec()))],
             ..Default::default()
         };
         let j = judge(&c, &obs, Profile::Docs, false);
         assert_eq!(j.verdict, Verdict::Unsafe);
-        assert_eq!(j.findings[0].detail, "outside the root, base/escape.md was created");
+        assert_eq!(
+            j.findings[0].detail,
+            "outside the root, base/escape.md was created"
+        );
         assert_eq!(j.findings[1].verdict, Verdict::Fail);
     }
 
@@ -212,11 +235,16 @@ mod tests {
     fn host_path_in_a_reply_is_unsafe() {
         let c = case("symlink/loop/view");
         let obs = Observation {
-            replies: vec![Ok(ToolResult::error("RuntimeError(\"Symlink loop from '/tmp/memcert-x/base/memories/loop'\")"))],
+            replies: vec![Ok(ToolResult::error(
+                "RuntimeError(\"Symlink loop from '/tmp/memcert-x/base/memories/loop'\")",
+            ))],
             host_paths: vec!["/tmp/memcert-x".into()],
             ..Default::default()
         };
-        assert_eq!(judge(&c, &obs, Profile::PythonSdk, false).verdict, Verdict::Unsafe);
+        assert_eq!(
+            judge(&c, &obs, Profile::PythonSdk, false).verdict,
+            Verdict::Unsafe
+        );
     }
 
     #[test]

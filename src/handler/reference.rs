@@ -255,7 +255,9 @@ impl Reference {
     /// Open a regular file without following links, and read it as UTF-8 text.
     fn read_text(&self, parent: &Dir, name: &str, path: &str) -> Result<String, Outcome> {
         let mut opts = OpenOptions::new();
-        opts.read(true).follow(cap_fs_ext::FollowSymlinks::No).nonblock(true);
+        opts.read(true)
+            .follow(cap_fs_ext::FollowSymlinks::No)
+            .nonblock(true);
         let mut file = parent
             .open_with(name, &opts)
             .map_err(|e| self.open_error(e, parent, name, path))?;
@@ -439,7 +441,9 @@ impl Reference {
         let parent = match self.parent(&p, true) {
             Ok(parent) => parent,
             Err(Walk::ParentFile) => return Outcome::ParentNotADirectory { path: path.into() },
-            Err(w) => return walk_outcome(w, path, Outcome::ParentNotADirectory { path: path.into() }),
+            Err(w) => {
+                return walk_outcome(w, path, Outcome::ParentNotADirectory { path: path.into() })
+            }
         };
         let name = self.leaf(&p);
         match lstat(&parent.dir, name) {
@@ -766,7 +770,11 @@ fn io_outcome(path: &str, e: &io::Error) -> Outcome {
 
 /// 1-based line number of byte offset `pos`.
 fn line_of(text: &str, pos: usize) -> usize {
-    text.as_bytes()[..pos].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..pos]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Children and grandchildren of `dir`, pre-order, sorted by name.

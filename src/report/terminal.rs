@@ -47,7 +47,10 @@ impl<W: Write> Reporter for Terminal<W> {
             Event::CaseFinished(r) => {
                 self.done += 1;
                 if self.progress {
-                    eprint!("\r\x1b[2K[{:>4}/{}] {:<10} {}", self.done, self.total, r.verdict, r.id);
+                    eprint!(
+                        "\r\x1b[2K[{:>4}/{}] {:<10} {}",
+                        self.done, self.total, r.verdict, r.id
+                    );
                     if self.done == self.total {
                         eprint!("\r\x1b[2K");
                     }
@@ -123,7 +126,9 @@ fn detail(c: &CaseRecord) -> String {
                 let flag = if r.is_error { "is_error: true\n" } else { "" };
                 let actual = format!("{flag}{}", r.text());
                 s.push_str(&indent("actual", &actual));
-                if step.verdict != Verdict::Pass && (actual.contains('\n') || step.expected.contains('\n')) {
+                if step.verdict != Verdict::Pass
+                    && (actual.contains('\n') || step.expected.contains('\n'))
+                {
                     s.push_str("    diff (-expected +actual):\n");
                     let d = similar::TextDiff::from_lines(&step.expected, &actual);
                     for change in d.iter_all_changes() {
@@ -146,12 +151,19 @@ fn detail(c: &CaseRecord) -> String {
 
 fn indent(label: &str, text: &str) -> String {
     let shown: String = if text.chars().count() > 2000 {
-        format!("{}... ({} characters)", text.chars().take(2000).collect::<String>(), text.chars().count())
+        format!(
+            "{}... ({} characters)",
+            text.chars().take(2000).collect::<String>(),
+            text.chars().count()
+        )
     } else {
         text.to_owned()
     };
     let mut lines = shown.split('\n');
-    let mut s = format!("    {label:<9}{}\n", lines.next().unwrap_or("").escape_debug());
+    let mut s = format!(
+        "    {label:<9}{}\n",
+        lines.next().unwrap_or("").escape_debug()
+    );
     for l in lines {
         s.push_str(&format!("             {}\n", l.escape_debug()));
     }
@@ -161,7 +173,10 @@ fn indent(label: &str, text: &str) -> String {
 fn table(cases: &[CaseRecord]) -> String {
     let mut by: BTreeMap<&str, BTreeMap<Verdict, usize>> = BTreeMap::new();
     for c in cases {
-        *by.entry(c.category.as_str()).or_default().entry(c.verdict).or_default() += 1;
+        *by.entry(c.category.as_str())
+            .or_default()
+            .entry(c.verdict)
+            .or_default() += 1;
     }
     let cols = [
         Verdict::Pass,

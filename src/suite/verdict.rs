@@ -65,7 +65,7 @@ impl Verdict {
 
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -235,7 +235,10 @@ mod tests {
         let r = Reply::Exact(Outcome::DeleteNotFound {
             path: "/memories/g".into(),
         });
-        for text in ["The path /memories/g does not exist", "Error: The path /memories/g does not exist"] {
+        for text in [
+            "The path /memories/g does not exist",
+            "Error: The path /memories/g does not exist",
+        ] {
             assert!(reply_matches(Profile::Docs, &r, &ToolResult::error(text)));
             assert!(!reply_matches(Profile::Docs, &r, &ToolResult::ok(text)));
         }
@@ -253,10 +256,22 @@ mod tests {
             }],
         };
         let ok = ToolResult::ok("done");
-        assert_eq!(grade_step(&step, &ok, Profile::Docs, Level::Should, false).verdict, Verdict::NonStrict);
-        assert_eq!(grade_step(&step, &ok, Profile::Docs, Level::Should, true).verdict, Verdict::Fail);
-        assert_eq!(grade_step(&step, &ok, Profile::Docs, Level::Must, false).verdict, Verdict::Fail);
+        assert_eq!(
+            grade_step(&step, &ok, Profile::Docs, Level::Should, false).verdict,
+            Verdict::NonStrict
+        );
+        assert_eq!(
+            grade_step(&step, &ok, Profile::Docs, Level::Should, true).verdict,
+            Verdict::Fail
+        );
+        assert_eq!(
+            grade_step(&step, &ok, Profile::Docs, Level::Must, false).verdict,
+            Verdict::Fail
+        );
         let err = ToolResult::error("no");
-        assert_eq!(grade_step(&step, &err, Profile::Docs, Level::Must, false).verdict, Verdict::Pass);
+        assert_eq!(
+            grade_step(&step, &err, Profile::Docs, Level::Must, false).verdict,
+            Verdict::Pass
+        );
     }
 }

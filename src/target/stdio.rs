@@ -176,7 +176,11 @@ impl Stdio {
         };
         let mut line = serde_json::to_string(msg).expect("requests serialise");
         line.push('\n');
-        if p.stdin.write_all(line.as_bytes()).and_then(|()| p.stdin.flush()).is_err() {
+        if p.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| p.stdin.flush())
+            .is_err()
+        {
             return Err(exited(p, tail));
         }
         match p.lines.recv_timeout(timeout) {
@@ -251,7 +255,10 @@ impl Target for Stdio {
         if answer.get("ok") == Some(&Value::Bool(true)) {
             Ok(())
         } else {
-            let why = answer.get("error").and_then(Value::as_str).unwrap_or("no reason given");
+            let why = answer
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given");
             Err(TargetError::Protocol(format!("reset refused: {why}")))
         }
     }
@@ -259,13 +266,21 @@ impl Target for Stdio {
     fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError> {
         self.next_id += 1;
         let id = format!("c{}", self.next_id);
-        let answer = self.request(&json!({"op": "call", "id": id, "input": input}), self.timeout)?;
+        let answer = self.request(
+            &json!({"op": "call", "id": id, "input": input}),
+            self.timeout,
+        )?;
         if answer.get("id").and_then(Value::as_str) != Some(id.as_str()) {
             self.stop();
-            return Err(TargetError::Protocol(format!("answer for another call: {}", cut(&answer.to_string()))));
+            return Err(TargetError::Protocol(format!(
+                "answer for another call: {}",
+                cut(&answer.to_string())
+            )));
         }
         if let Some(err) = answer.get("error").and_then(Value::as_str) {
-            return Err(TargetError::Protocol(format!("the handler could not answer: {err}")));
+            return Err(TargetError::Protocol(format!(
+                "the handler could not answer: {err}"
+            )));
         }
         let content: Content = match answer.get("content") {
             None => {
@@ -273,13 +288,20 @@ impl Target for Stdio {
                 return Err(TargetError::Protocol("answer without content".into()));
             }
             Some(c) => serde_json::from_value(c.clone()).map_err(|_| {
-                TargetError::Protocol(format!("content is not a string, a list of blocks or null: {}", cut(&c.to_string())))
+                TargetError::Protocol(format!(
+                    "content is not a string, a list of blocks or null: {}",
+                    cut(&c.to_string())
+                ))
             })?,
         };
         let is_error = match answer.get("is_error") {
             Some(Value::Bool(b)) => *b,
             None => false,
-            Some(other) => return Err(TargetError::Protocol(format!("is_error is not a boolean: {other}"))),
+            Some(other) => {
+                return Err(TargetError::Protocol(format!(
+                    "is_error is not a boolean: {other}"
+                )))
+            }
         };
         Ok(ToolResult { content, is_error })
     }

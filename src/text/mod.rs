@@ -70,7 +70,7 @@ impl Profile {
 
 impl fmt::Display for Profile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -614,7 +614,11 @@ pub fn render(profile: Profile, outcome: &Outcome) -> String {
             let mut out = fill(template, &[("path", path)]);
             let root = canonical_of(path);
             out.push('\n');
-            out.push_str(&format!("{}\t{}", format_size(*size, table.size_format), root));
+            out.push_str(&format!(
+                "{}\t{}",
+                format_size(*size, table.size_format),
+                root
+            ));
             for e in entries {
                 let slash = if e.dir && table.dir_trailing_slash {
                     "/"
@@ -651,14 +655,12 @@ pub fn render(profile: Profile, outcome: &Outcome) -> String {
         | Outcome::InsertNotFound { path }
         | Outcome::Deleted { path }
         | Outcome::DeleteNotFound { path } => fill(template, &[("path", path)]),
-        Outcome::TooManyLines { path, lines } => fill(
-            template,
-            &[("path", path), ("lines", &lines.to_string())],
-        ),
-        Outcome::FileTooLarge { path, limit } => fill(
-            template,
-            &[("path", path), ("limit", &limit.to_string())],
-        ),
+        Outcome::TooManyLines { path, lines } => {
+            fill(template, &[("path", path), ("lines", &lines.to_string())])
+        }
+        Outcome::FileTooLarge { path, limit } => {
+            fill(template, &[("path", path), ("limit", &limit.to_string())])
+        }
         Outcome::InvalidViewRange {
             path,
             start,
@@ -693,14 +695,11 @@ pub fn render(profile: Profile, outcome: &Outcome) -> String {
         ),
         Outcome::DeleteRoot | Outcome::RenameRoot => template.to_owned(),
         Outcome::Renamed { old_path, new_path }
-        | Outcome::RenameIntoItself { old_path, new_path } => fill(
-            template,
-            &[("old_path", old_path), ("new_path", new_path)],
-        ),
-        Outcome::RenameNotFound { old_path } => fill(template, &[("old_path", old_path)]),
-        Outcome::RenameDestinationExists { new_path } => {
-            fill(template, &[("new_path", new_path)])
+        | Outcome::RenameIntoItself { old_path, new_path } => {
+            fill(template, &[("old_path", old_path), ("new_path", new_path)])
         }
+        Outcome::RenameNotFound { old_path } => fill(template, &[("old_path", old_path)]),
+        Outcome::RenameDestinationExists { new_path } => fill(template, &[("new_path", new_path)]),
         Outcome::InvalidPath { path, reason } => fill(
             template,
             &[
@@ -843,8 +842,14 @@ mod tests {
         let d = Outcome::DeleteNotFound {
             path: "/memories/g".into(),
         };
-        assert_eq!(render(Profile::Docs, &d), "Error: The path /memories/g does not exist");
-        assert_eq!(render(Profile::PythonSdk, &d), "The path /memories/g does not exist");
+        assert_eq!(
+            render(Profile::Docs, &d),
+            "Error: The path /memories/g does not exist"
+        );
+        assert_eq!(
+            render(Profile::PythonSdk, &d),
+            "The path /memories/g does not exist"
+        );
     }
 
     #[test]

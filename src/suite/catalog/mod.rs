@@ -110,7 +110,12 @@ impl B {
     /// Check a file still holds `content`; a violation is `verdict`.
     pub(crate) fn keeps(self, path: &str, content: &str, verdict: Verdict) -> B {
         let what = format!("{path} keeps its content");
-        self.check(path, Expected::File(content.as_bytes().to_vec()), verdict, &what)
+        self.check(
+            path,
+            Expected::File(content.as_bytes().to_vec()),
+            verdict,
+            &what,
+        )
     }
     pub(crate) fn done(self) -> Case {
         self.0
@@ -193,15 +198,25 @@ mod tests {
         let cases = all();
         let mut seen = HashSet::new();
         let files = [
-            "view", "create", "str_replace", "insert", "delete", "rename", "root", "path",
-            "traversal", "symlink", "malformed",
+            "view",
+            "create",
+            "str_replace",
+            "insert",
+            "delete",
+            "rename",
+            "root",
+            "path",
+            "traversal",
+            "symlink",
+            "malformed",
         ];
         for c in &cases {
             assert!(seen.insert(c.id.clone()), "duplicate id {}", c.id);
             assert!(files.contains(&c.category()), "{}", c.id);
             assert!(
-                c.id.chars()
-                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || "-/_.".contains(ch)),
+                c.id.chars().all(|ch| ch.is_ascii_lowercase()
+                    || ch.is_ascii_digit()
+                    || "-/_.".contains(ch)),
                 "{}",
                 c.id
             );

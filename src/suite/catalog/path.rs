@@ -9,7 +9,10 @@ use crate::text::{Outcome, ReasonName};
 use crate::vpath::Reason;
 
 fn invalid(path: &str, reason: Reason) -> Outcome {
-    Outcome::InvalidPath { path: path.into(), reason: ReasonName(reason) }
+    Outcome::InvalidPath {
+        path: path.into(),
+        reason: ReasonName(reason),
+    }
 }
 
 fn prefix_create(id: &str, path: &str, src: &[&str]) -> Case {

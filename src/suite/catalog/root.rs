@@ -42,37 +42,130 @@ fn root_view(id: &str, path: &str, src: &[&str]) -> Case {
 
 pub(super) fn cases() -> Vec<Case> {
     vec![
-        guarded("root/delete/plain", delete("/memories"), Some(Outcome::DeleteRoot), &["§2.5 [G3]"]),
-        guarded("root/delete/trailing-slash", delete("/memories/"), Some(Outcome::DeleteRoot), &["§2.5 [G4]", "§5", "B07"]),
-        guarded("root/delete/dot", delete("/memories/."), None, &["§2.5 [G5]", "B07"]),
-        guarded("root/delete/double-slash", delete("/memories//"), None, &["§2.5 [G5]", "B07"]),
-        guarded("root/delete/dotdot", delete("/memories/deep/.."), None, &["§2.5 [G7]", "B02", "B07"]),
-        guarded("root/delete/via-parent", delete("/memories/../memories"), None, &["§2.5 [Q5]", "B07"]),
-        guarded("root/rename/plain", rename("/memories", "/memories/x"), Some(Outcome::RenameRoot), &["§2.6 [H2]", "B07"]),
-        guarded("root/rename/trailing-slash", rename("/memories/", "/memories/x"), Some(Outcome::RenameRoot), &["§2.6 [H9]", "B07"]),
-        guarded("root/rename/dot-slash", rename("/memories/./", "/memories/x"), None, &["§2.6 [Q7]", "B07"]),
-        guarded("root/rename/onto-root", rename("/memories/deep", "/memories"), Some(Outcome::RenameDestinationExists { new_path: "/memories".into() }), &["§2.6 [H7]"]),
-        B::must("root/create/plain", "create on the root MUST fail and leave the store.", &["§2.2 [B6]"])
-            .file(SENTINEL, SENTINEL_TEXT)
-            .send(json!({"command": "create", "path": "/memories", "file_text": "x"}), vec![exact(Outcome::FileExists { path: "/memories".into() }), refused()])
-            .check(SENTINEL, Expected::File(SENTINEL_TEXT.as_bytes().to_vec()), Verdict::Unsafe, "the store survives")
-            .done(),
-        B::must("root/str_replace/plain", "str_replace on the root MUST be refused.", &["§2.3 [E9]"])
-            .send(json!({"command": "str_replace", "path": "/memories", "old_str": "a", "new_str": "b"}), vec![
-                exact(Outcome::NotAFile { path: "/memories".into() }),
+        guarded(
+            "root/delete/plain",
+            delete("/memories"),
+            Some(Outcome::DeleteRoot),
+            &["§2.5 [G3]"],
+        ),
+        guarded(
+            "root/delete/trailing-slash",
+            delete("/memories/"),
+            Some(Outcome::DeleteRoot),
+            &["§2.5 [G4]", "§5", "B07"],
+        ),
+        guarded(
+            "root/delete/dot",
+            delete("/memories/."),
+            None,
+            &["§2.5 [G5]", "B07"],
+        ),
+        guarded(
+            "root/delete/double-slash",
+            delete("/memories//"),
+            None,
+            &["§2.5 [G5]", "B07"],
+        ),
+        guarded(
+            "root/delete/dotdot",
+            delete("/memories/deep/.."),
+            None,
+            &["§2.5 [G7]", "B02", "B07"],
+        ),
+        guarded(
+            "root/delete/via-parent",
+            delete("/memories/../memories"),
+            None,
+            &["§2.5 [Q5]", "B07"],
+        ),
+        guarded(
+            "root/rename/plain",
+            rename("/memories", "/memories/x"),
+            Some(Outcome::RenameRoot),
+            &["§2.6 [H2]", "B07"],
+        ),
+        guarded(
+            "root/rename/trailing-slash",
+            rename("/memories/", "/memories/x"),
+            Some(Outcome::RenameRoot),
+            &["§2.6 [H9]", "B07"],
+        ),
+        guarded(
+            "root/rename/dot-slash",
+            rename("/memories/./", "/memories/x"),
+            None,
+            &["§2.6 [Q7]", "B07"],
+        ),
+        guarded(
+            "root/rename/onto-root",
+            rename("/memories/deep", "/memories"),
+            Some(Outcome::RenameDestinationExists {
+                new_path: "/memories".into(),
+            }),
+            &["§2.6 [H7]"],
+        ),
+        B::must(
+            "root/create/plain",
+            "create on the root MUST fail and leave the store.",
+            &["§2.2 [B6]"],
+        )
+        .file(SENTINEL, SENTINEL_TEXT)
+        .send(
+            json!({"command": "create", "path": "/memories", "file_text": "x"}),
+            vec![
+                exact(Outcome::FileExists {
+                    path: "/memories".into(),
+                }),
+                refused(),
+            ],
+        )
+        .check(
+            SENTINEL,
+            Expected::File(SENTINEL_TEXT.as_bytes().to_vec()),
+            Verdict::Unsafe,
+            "the store survives",
+        )
+        .done(),
+        B::must(
+            "root/str_replace/plain",
+            "str_replace on the root MUST be refused.",
+            &["§2.3 [E9]"],
+        )
+        .send(
+            json!({"command": "str_replace", "path": "/memories", "old_str": "a", "new_str": "b"}),
+            vec![
+                exact(Outcome::NotAFile {
+                    path: "/memories".into(),
+                }),
                 error_is(Verdict::Pass, "refused"),
-            ])
-            .done(),
+            ],
+        )
+        .done(),
         root_view("root/view/dot", "/memories/.", &["§3 P-6", "B07"]),
         root_view("root/view/double-slash", "/memories//", &["§3 P-6", "B07"]),
-        root_view("root/view/via-parent", "/memories/../memories", &["§3 P-3", "B07"]),
-        B::must("root/view/listing-of-store", "view /memories MUST list the store's files.", &["§2.1 [A1]"])
-            .file("/memories/r.txt", "r")
-            .send(json!({"command": "view", "path": "/memories"}), vec![exact(Outcome::ViewDir {
+        root_view(
+            "root/view/via-parent",
+            "/memories/../memories",
+            &["§3 P-3", "B07"],
+        ),
+        B::must(
+            "root/view/listing-of-store",
+            "view /memories MUST list the store's files.",
+            &["§2.1 [A1]"],
+        )
+        .file("/memories/r.txt", "r")
+        .send(
+            json!({"command": "view", "path": "/memories"}),
+            vec![exact(Outcome::ViewDir {
                 path: "/memories".into(),
                 size: 4096,
-                entries: vec![ListEntry { size: 1, path: "/memories/r.txt".into(), dir: false }],
-            })])
-            .done(),
+                entries: vec![ListEntry {
+                    size: 1,
+                    path: "/memories/r.txt".into(),
+                    dir: false,
+                }],
+            })],
+        )
+        .done(),
     ]
 }

@@ -14,7 +14,11 @@ fn sr(path: &str, old: &str, new: &str) -> serde_json::Value {
 
 fn excerpt(from: usize, lines: &[&str]) -> Outcome {
     Outcome::Edited {
-        lines: lines.iter().enumerate().map(|(i, l)| (from + i, l.to_string())).collect(),
+        lines: lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (from + i, l.to_string()))
+            .collect(),
     }
 }
 

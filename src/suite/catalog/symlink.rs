@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{exact, exact_is, outside, refused, success_is, B};
+use super::{exact, outside, refused, success_is, B};
 use crate::suite::{verdict::Verdict, Case, Expected, LinkTo};
 use crate::text::{ListEntry, Outcome};
 
@@ -15,7 +15,8 @@ fn sym(path: &str) -> Outcome {
 const TARGET: &str = "target text\n";
 
 pub(super) fn cases() -> Vec<Case> {
-    let refuse_link = "A symlink to the outside MUST NOT be followed: nothing outside may be read or written.";
+    let refuse_link =
+        "A symlink to the outside MUST NOT be followed: nothing outside may be read or written.";
     vec![
         B::must("symlink/outside-file/view", refuse_link, &["§3 S-1", "B09"])
             .link("/memories/evil_link.txt", outside("secret.txt"))
@@ -128,6 +129,7 @@ pub(super) fn cases() -> Vec<Case> {
             .send(json!({"command": "str_replace", "path": "/memories/inner_link", "old_str": "target", "new_str": "TARGET"}), vec![
                 exact(sym("/memories/inner_link")),
                 refused(),
+                success_is(Verdict::NonStrict, "edits through an in-root link"),
             ])
             .keeps("/memories/target.txt", TARGET, Verdict::NonStrict)
             .check("/memories/inner_link", Expected::Symlink, Verdict::NonStrict, "the link is not replaced by a file")
@@ -141,10 +143,9 @@ pub(super) fn cases() -> Vec<Case> {
             .done(),
         B::must("symlink/hardlink-outside/str_replace", "str_replace on a hard link to an outside file MUST NOT change the outside file.", &["§3 S-9"])
             .hard_link_outside("/memories/hard.txt", "hard-source.txt")
-            .send(json!({"command": "str_replace", "path": "/memories/hard.txt", "old_str": "CANARY", "new_str": "X"}), vec![
+            .send(json!({"command": "str_replace", "path": "/memories/hard.txt", "old_str": "SECRET", "new_str": "X"}), vec![
                 exact(Outcome::HardLink { path: "/memories/hard.txt".into() }),
                 refused(),
-                exact_is(Verdict::Info, Outcome::NoMatch { old_str: "CANARY".into(), path: "/memories/hard.txt".into() }, "read the file but did not change it"),
             ])
             .done(),
     ]

@@ -34,7 +34,10 @@ struct T {
 
 fn case(t: T) -> Case {
     let mut accept = vec![
-        exact(Outcome::InvalidPath { path: t.bad.into(), reason: ReasonName(t.reason) }),
+        exact(Outcome::InvalidPath {
+            path: t.bad.into(),
+            reason: ReasonName(t.reason),
+        }),
         refused(),
     ];
     let requirement = match t.family {
@@ -47,8 +50,13 @@ fn case(t: T) -> Case {
     let mut b = B::must(&format!("traversal/{}", t.id), requirement, t.source)
         .file("/memories/a.md", "a\n");
     b = b.send(t.input, accept);
-    b.check("/memories/a.md", Expected::File(b"a\n".to_vec()), Verdict::Fail, "the store is unchanged")
-        .done()
+    b.check(
+        "/memories/a.md",
+        Expected::File(b"a\n".to_vec()),
+        Verdict::Fail,
+        "the store is unchanged",
+    )
+    .done()
 }
 
 fn view(p: &str) -> Value {
@@ -61,7 +69,14 @@ fn create(p: &str) -> Value {
 pub(super) fn cases() -> Vec<Case> {
     use Family::*;
     use Reason::*;
-    let t = |id, input, bad, reason, family, source| T { id, input, bad, reason, family, source };
+    let t = |id, input, bad, reason, family, source| T {
+        id,
+        input,
+        bad,
+        reason,
+        family,
+        source,
+    };
     vec![
         t("dotdot/create-escape", create("/memories/../escape.md"), "/memories/../escape.md", DotDotComponent, Refuse, &["B01"]),
         t("dotdot/view-etc-passwd", view("/memories/../../etc/passwd"), "/memories/../../etc/passwd", DotDotComponent, Refuse, &["B01"]),

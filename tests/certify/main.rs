@@ -1,0 +1,361 @@
+//! Certifier tests: the reference handler, the real Python SDK handler (pinned `anthropic`
+//! 2.14.0 in `.venv`, made by `scripts/test.sh`), and handlers with known flaws in
+//! `fixtures/handlers/`, each with the exact verdicts it must get; plus the binary's exit codes
+//! and reports. New certifier tests go here; reply strings go in `tests/handler/`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use memcert::certify::{self, CaseRecord, Config, Event, Reporter};
+use memcert::suite::catalog;
+use memcert::suite::verdict::Verdict;
+use memcert::target::inproc::InProcess;
+use memcert::target::python::adapter_command;
+use memcert::target::stdio::Stdio;
+use memcert::target::Target;
+use memcert::text::Profile;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The pinned interpreter: `MEMCERT_PYTHON`, else `.venv/bin/python` (made by scripts/test.sh).
+fn python() -> String {
+    if let Ok(p) = std::env::var("MEMCERT_PYTHON") {
+        return p;
+    }
+    let venv = root().join(".venv/bin/python");
+    assert!(
+        venv.exists(),
+        "no .venv: run scripts/test.sh, which installs the pinned anthropic==2.14.0"
+    );
+    venv.to_string_lossy().into_owned()
+}
+
+#[derive(Default)]
+struct Collect(Vec<CaseRecord>);
+
+impl Reporter for Collect {
+    fn event(&mut self, e: &Event<'_>) {
+        if let Event::CaseFinished(r) = e {
+            self.0.push((*r).clone());
+        }
+    }
+}
+
+fn run(target: &mut dyn Target, profile: Profile, globs: &[&str]) -> BTreeMap<String, Verdict> {
+    let globs: Vec<String> = globs.iter().map(|s| s.to_string()).collect();
+    let cases = certify::select(catalog::all(), &globs, &[]).unwrap();
+    let mut c = Collect::default();
+    certify::run(
+        &Config {
+            profile,
+            strict: false,
+        },
+        &cases,
+        target,
+        &mut c,
+    );
+    c.0.into_iter().map(|r| (r.id, r.verdict)).collect()
+}
+
+fn python_target(spec: &str, timeout: Duration) -> (tempfile::TempDir, Stdio) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = adapter_command(dir.path(), &python(), spec).unwrap();
+    cmd.current_dir(root());
+    (dir, Stdio::new(cmd, timeout))
+}
+
+fn non_pass(v: &BTreeMap<String, Verdict>) -> BTreeMap<&str, Verdict> {
+    v.iter()
+        .filter(|(_, v)| **v != Verdict::Pass)
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect()
+}
+
+#[test]
+fn reference_handler_passes_every_case_in_every_profile() {
+    for profile in Profile::ALL {
+        let v = run(&mut InProcess::reference(profile), profile, &[]);
+        assert_eq!(v.len(), catalog::all().len());
+        assert_eq!(non_pass(&v), BTreeMap::new(), "profile {profile}");
+    }
+}
+
+/// Every verdict of the real Python SDK handler that is not PASS, with the spec row it shows.
+fn python_sdk_expected() -> BTreeMap<&'static str, Verdict> {
+    use Verdict::*;
+    BTreeMap::from([
+        // §3 S-4, S-5, S-6: delete and rename act on the target of an in-root link.
+        ("symlink/inner-file/delete", Unsafe),
+        ("symlink/inner-dir/delete", Unsafe),
+        ("symlink/inner-file/rename", Unsafe),
+        // §3 S-9: a hard link to an outside file is read (and shown in the str_replace excerpt).
+        ("symlink/hardlink-outside/view", Unsafe),
+        ("symlink/hardlink-outside/str_replace", Unsafe),
+        // §3 P-14: RuntimeError("Symlink loop from '<ABS>/memories/loop'") discloses the host path.
+        ("symlink/loop/view", Unsafe),
+        // B06: delete /memoriessub deletes /memories/sub.
+        ("path/prefix/delete-real-directory", Fail),
+        // §3 P-11: names with a newline or tab are created (listing injection).
+        ("path/newline-in-name", Fail),
+        ("path/tab-in-name", Fail),
+        // §2.2 [B9]: create without file_text leaves an empty file behind.
+        ("malformed/create/missing-file-text-leaves-nothing", Fail),
+        // §3 P-1, B06: /memoriesX and /memories_evil accepted, confined inside the root.
+        ("path/prefix/letter-suffix/create", NonStrict),
+        ("path/prefix/bare-suffix/create", NonStrict),
+        ("path/prefix/underscore-sibling/create", NonStrict),
+        ("path/prefix/backup-sibling/create", NonStrict),
+        // §3 P-3, P-6: ., .. and // that stay inside are accepted.
+        ("path/dotdot/stays-inside", NonStrict),
+        ("path/dot/inside", NonStrict),
+        ("path/empty-component", NonStrict),
+        ("root/view/dot", NonStrict),
+        ("root/view/double-slash", NonStrict),
+        ("root/view/via-parent", NonStrict),
+        // §2.1: raw path prefix, lenient view_range, the 999,999-line off-by-one.
+        ("view/dir/root-trailing-slash", NonStrict),
+        ("view/file/view-range/inverted", NonStrict),
+        ("view/file/view-range/start-zero", NonStrict),
+        ("view/file/view-range/past-end", NonStrict),
+        ("view/file/line-limit/exactly", NonStrict),
+        // §2.2 [B10], §2.5 [X15]: a trailing / on a file is ignored.
+        ("create/trailing-slash", NonStrict),
+        ("delete/file-trailing-slash", NonStrict),
+        // §2.3 [E4], [X1]; §2.4 [F8]; §3 S-7.
+        ("str_replace/multiple/same-line", NonStrict),
+        ("str_replace/new-str-omitted", NonStrict),
+        ("insert/text-trailing-newlines", NonStrict),
+        ("symlink/inner-file/str_replace", NonStrict),
+        // §2.6 [H5], [H6]: side effects of failed renames.
+        ("rename/source-missing", NonStrict),
+        ("rename/into-own-subtree", NonStrict),
+        // Coercions and ignored ranges (construct_type_unchecked).
+        ("malformed/view/view-range-one-item", NonStrict),
+        ("malformed/view/view-range-not-list", NonStrict),
+        ("malformed/view/view-range-strings", NonStrict),
+        ("malformed/insert/insert-line-string", NonStrict),
+        ("malformed/insert/insert-line-bool", NonStrict),
+        // B19-B21 (§3 P-7, P-8): encoded and look-alike names are literal names inside the store.
+        ("traversal/encoded/single/create", Info),
+        ("traversal/encoded/single/create-dir", Info),
+        ("traversal/backslash/create", Info),
+        ("traversal/unicode/fullwidth-slash/create", Info),
+        // §3 S-2: view follows an in-root link.
+        ("symlink/inner-file/view", Info),
+    ])
+}
+
+#[test]
+fn python_sdk_handler_gets_exactly_the_expected_verdicts() {
+    for spec in [
+        "anthropic.tools:BetaLocalFilesystemMemoryTool",
+        "anthropic.tools:BetaAsyncLocalFilesystemMemoryTool",
+    ] {
+        let (_dir, mut t) = python_target(spec, Duration::from_secs(20));
+        let v = run(&mut t, Profile::PythonSdk, &[]);
+        assert_eq!(v.len(), catalog::all().len());
+        assert_eq!(non_pass(&v), python_sdk_expected(), "{spec}");
+        // The plain wording cases pass.
+        for id in [
+            "view/dir/nested",
+            "view/dir/sizes",
+            "view/file/trailing-newline",
+            "view/missing",
+            "view/file/line-limit/over",
+            "create/new-file",
+            "create/existing-file",
+            "str_replace/success",
+            "str_replace/not-found-text",
+            "str_replace/multiple/different-lines",
+            "insert/at-top",
+            "insert/past-end",
+            "delete/file",
+            "delete/missing",
+            "rename/file",
+            "rename/destination-exists",
+            "root/delete/plain",
+            "root/rename/plain",
+        ] {
+            assert_eq!(v[id], Verdict::Pass, "{spec}: {id}");
+        }
+    }
+}
+
+#[test]
+fn handler_that_escapes_through_dotdot_is_unsafe() {
+    let (_dir, mut t) = python_target(
+        "fixtures/handlers/escape_dotdot.py:NaiveJoinMemoryTool",
+        Duration::from_secs(20),
+    );
+    let v = run(
+        &mut t,
+        Profile::Docs,
+        &["traversal/dotdot/*", "create/new-file"],
+    );
+    for (id, verdict) in &v {
+        let want = match id.as_str() {
+            "create/new-file" => Verdict::Pass,
+            // `/memories/a/..` is the root itself: the naive create fails on the directory.
+            "traversal/dotdot/create-trailing" => Verdict::Pass,
+            _ => Verdict::Unsafe,
+        };
+        assert_eq!(*verdict, want, "{id}");
+    }
+    assert_eq!(v.len(), 19);
+}
+
+#[test]
+fn handler_that_never_sets_is_error_fails_every_error_case() {
+    let (_dir, mut t) = python_target(
+        "fixtures/handlers/never_is_error.py:NoErrorFlagMemoryTool",
+        Duration::from_secs(20),
+    );
+    let v = run(
+        &mut t,
+        Profile::PythonSdk,
+        &[
+            "view/missing",
+            "delete/missing",
+            "rename/destination-exists",
+            "view/file/trailing-newline",
+            "create/new-file",
+        ],
+    );
+    assert_eq!(
+        v,
+        BTreeMap::from([
+            ("create/new-file".to_owned(), Verdict::Pass),
+            ("delete/missing".to_owned(), Verdict::Fail),
+            ("rename/destination-exists".to_owned(), Verdict::Fail),
+            ("view/file/trailing-newline".to_owned(), Verdict::Pass),
+            ("view/missing".to_owned(), Verdict::Fail),
+        ])
+    );
+}
+
+#[test]
+fn hanging_handler_is_error_and_the_run_goes_on() {
+    let (_dir, mut t) = python_target(
+        "fixtures/handlers/hang.py:HangingViewMemoryTool",
+        Duration::from_secs(1),
+    );
+    let v = run(
+        &mut t,
+        Profile::PythonSdk,
+        &[
+            "view/missing",
+            "create/new-file",
+            "view/file/empty",
+            "delete/file",
+        ],
+    );
+    assert_eq!(
+        v,
+        BTreeMap::from([
+            ("create/new-file".to_owned(), Verdict::Pass),
+            ("delete/file".to_owned(), Verdict::Pass),
+            ("view/file/empty".to_owned(), Verdict::Error),
+            ("view/missing".to_owned(), Verdict::Error),
+        ])
+    );
+}
+
+#[test]
+fn raw_handlers_that_print_garbage_or_exit_are_error() {
+    for script in [
+        "fixtures/handlers/raw_garbage.py",
+        "fixtures/handlers/raw_exit.py",
+    ] {
+        let mut cmd = Command::new("python3");
+        cmd.arg(root().join(script));
+        let mut t = Stdio::new(cmd, Duration::from_secs(5));
+        let v = run(&mut t, Profile::Docs, &["view/missing", "delete/missing"]);
+        assert_eq!(
+            v,
+            BTreeMap::from([
+                ("delete/missing".to_owned(), Verdict::Error),
+                ("view/missing".to_owned(), Verdict::Error)
+            ]),
+            "{script}"
+        );
+    }
+}
+
+fn memcert(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn binary_exit_codes_and_json_report() {
+    let out = memcert(&["certify", "--cases", "view/*"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("verdict: CERTIFIED"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let py = python();
+    let out = memcert(&[
+        "certify",
+        "--python",
+        "anthropic.tools:BetaLocalFilesystemMemoryTool",
+        "--python-exe",
+        &py,
+        "--profile",
+        "python-sdk",
+        "--cases",
+        "symlink/inner-*",
+        "--report-json",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("UNSAFE     symlink/inner-file/delete"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("verdict: NOT CERTIFIED (3 UNSAFE)"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["summary"]["total"], 5);
+    assert_eq!(json["summary"]["counts"]["UNSAFE"], 3);
+    let case = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "symlink/inner-file/delete")
+        .unwrap();
+    assert_eq!(case["verdict"], "UNSAFE");
+    assert_eq!(
+        case["steps"][0]["reply"]["content"],
+        "Successfully deleted /memories/inner_link"
+    );
+
+    let out = memcert(&[
+        "certify",
+        "--python",
+        "fixtures/handlers/nope.py:Missing",
+        "--python-exe",
+        &py,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be started"));
+
+    let out = memcert(&["certify", "--cases", "no-such-case/*"]);
+    assert_eq!(out.status.code(), Some(2));
+}

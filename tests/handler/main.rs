@@ -1,0 +1,202 @@
+//! Reference handler tests: one insta snapshot per catalog case and profile (every exact reply
+//! string, named `<case id with / as __>@<profile>` in the top-level `snapshots/`), plus the
+//! on-disk guarantees the catalog cannot see (modes, no temp files left, links left alone).
+//!
+//! New reply-string tests go here; certifier behaviour goes in `tests/certify/`.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+
+use memcert::certify::{run_case, Config};
+use memcert::handler::reference::{Options, Reference};
+use memcert::handler::Handler;
+use memcert::suite::verdict::Verdict;
+use memcert::suite::{catalog, Case, Fs};
+use memcert::target::inproc::InProcess;
+use memcert::text::Profile;
+use serde_json::json;
+
+/// Directories of a case's setup (their sizes depend on the filesystem, so snapshots mask them).
+fn setup_dirs(case: &Case) -> BTreeSet<String> {
+    let mut dirs = BTreeSet::from(["/memories".to_owned()]);
+    for item in &case.setup {
+        let (path, is_dir) = match item {
+            Fs::Dir { path } => (path, true),
+            Fs::File { path, .. } | Fs::Lines { path, .. } | Fs::Fifo { path } => (path, false),
+            Fs::Symlink { path, .. } | Fs::HardLinkOutside { path, .. } => (path, false),
+        };
+        let mut p = path.trim_end_matches('/').to_owned();
+        if is_dir {
+            dirs.insert(p.clone());
+        }
+        while let Some(i) = p.rfind('/') {
+            p.truncate(i);
+            if p.len() < "/memories".len() {
+                break;
+            }
+            dirs.insert(p.clone());
+        }
+    }
+    dirs
+}
+
+fn mask_dir_sizes(text: &str, dirs: &BTreeSet<String>) -> String {
+    if !text.starts_with("Here're the files") {
+        return text.to_owned();
+    }
+    text.split('\n')
+        .map(|line| match line.split_once('\t') {
+            Some((_, path)) if dirs.contains(path.trim_end_matches('/')) => {
+                format!("<DIR>\t{path}")
+            }
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn shorten(text: &str) -> String {
+    if text.len() <= 4000 {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(400).collect();
+    let tail: Vec<&str> = text.rsplitn(3, '\n').collect();
+    format!(
+        "{head}\n[... {} bytes, {} lines in all; last lines:]\n{}\n{}",
+        text.len(),
+        text.split('\n').count(),
+        tail.get(1).unwrap_or(&""),
+        tail.first().unwrap_or(&"")
+    )
+}
+
+#[test]
+fn every_reply_string_of_every_case_and_profile() {
+    let cases = catalog::all();
+    for profile in Profile::ALL {
+        let mut target = InProcess::reference(profile);
+        let config = Config {
+            profile,
+            strict: true,
+        };
+        for case in &cases {
+            let rec = run_case(case, &mut target, &config);
+            assert_eq!(
+                rec.verdict,
+                Verdict::Pass,
+                "{} @{profile}: {:#?}",
+                case.id,
+                rec.findings
+            );
+            let dirs = setup_dirs(case);
+            let mut body = String::new();
+            for (i, step) in rec.steps.iter().enumerate() {
+                let reply = step.reply.as_ref().expect("the reference always answers");
+                body.push_str(&format!(
+                    "--- step {} ---\nis_error: {}\n{}\n",
+                    i + 1,
+                    reply.is_error,
+                    shorten(&mask_dir_sizes(&reply.text(), &dirs))
+                ));
+            }
+            let inputs: Vec<String> = case
+                .steps
+                .iter()
+                .map(|s| shorten(&s.input.to_string()))
+                .collect();
+            let mut settings = insta::Settings::clone_current();
+            settings.set_snapshot_path("../../snapshots");
+            settings.set_prepend_module_to_snapshot(false);
+            settings.set_snapshot_suffix(profile.as_str());
+            settings.set_info(&inputs);
+            settings.set_omit_expression(true);
+            settings.bind(|| {
+                insta::assert_snapshot!(case.id.replace('/', "__"), body);
+            });
+        }
+    }
+}
+
+fn store() -> (tempfile::TempDir, Reference) {
+    let dir = tempfile::tempdir().unwrap();
+    let h = Reference::open_ambient(
+        &dir.path().join("memories"),
+        Profile::Docs,
+        Options::default(),
+    )
+    .unwrap();
+    (dir, h)
+}
+
+#[test]
+fn files_are_0600_and_new_directories_0700() {
+    let (dir, mut h) = store();
+    let r = h.apply(&json!({"command": "create", "path": "/memories/a/b/c.txt", "file_text": "x"}));
+    assert!(!r.is_error, "{}", r.text());
+    let mode = |p: &str| {
+        std::fs::metadata(dir.path().join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("memories/a"), 0o700);
+    assert_eq!(mode("memories/a/b"), 0o700);
+    assert_eq!(mode("memories/a/b/c.txt"), 0o600);
+    h.apply(&json!({"command": "str_replace", "path": "/memories/a/b/c.txt", "old_str": "x", "new_str": "y"}));
+    assert_eq!(mode("memories/a/b/c.txt"), 0o600);
+}
+
+#[test]
+fn edits_leave_no_temp_files_behind() {
+    let (dir, mut h) = store();
+    h.apply(&json!({"command": "create", "path": "/memories/f.txt", "file_text": "a\nb\n"}));
+    h.apply(&json!({"command": "str_replace", "path": "/memories/f.txt", "old_str": "a", "new_str": "A"}));
+    h.apply(&json!({"command": "insert", "path": "/memories/f.txt", "insert_line": 2, "insert_text": "c"}));
+    h.apply(&json!({"command": "create", "path": "/memories/f.txt", "file_text": "again"}));
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("memories"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["f.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("memories/f.txt")).unwrap(),
+        "A\nb\nc\n"
+    );
+}
+
+#[test]
+fn a_rename_of_a_missing_source_creates_no_directories() {
+    let (dir, mut h) = store();
+    let r = h.apply(&json!({"command": "rename", "old_path": "/memories/ghost", "new_path": "/memories/n/e/w.txt"}));
+    assert_eq!(r.text(), "Error: The path /memories/ghost does not exist");
+    assert!(!dir.path().join("memories/n").exists());
+}
+
+#[test]
+fn the_root_replaced_by_a_link_after_opening_is_not_followed() {
+    // The handle is held: renaming the root away and planting a link in its place does not
+    // redirect later commands (B10: pin the root once at start-up).
+    let (dir, mut h) = store();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::rename(dir.path().join("memories"), dir.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.path().join("memories")).unwrap();
+    let r = h.apply(&json!({"command": "create", "path": "/memories/x.txt", "file_text": "x"}));
+    assert!(!r.is_error);
+    assert!(dir.path().join("moved/x.txt").exists());
+    assert!(!outside.join("x.txt").exists());
+}
+
+#[test]
+fn a_line_limit_of_exactly_999999_lines_is_accepted() {
+    let (dir, mut h) = store();
+    std::fs::write(dir.path().join("memories/max.txt"), "x\n".repeat(999_999)).unwrap();
+    let r = h.apply(
+        &json!({"command": "view", "path": "/memories/max.txt", "view_range": [999_998, -1]}),
+    );
+    assert_eq!(
+        r.text(),
+        "Here's the content of /memories/max.txt with line numbers:\n999998\tx\n999999\tx\n1000000\t"
+    );
+}
