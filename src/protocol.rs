@@ -457,6 +457,75 @@ mod tests {
         );
     }
 
+    fn valid(command: &str) -> Value {
+        let mut v = json!({"command": command});
+        for (field, kind) in required_fields(command) {
+            v[*field] = if *kind == INTEGER {
+                json!(0)
+            } else {
+                json!("/memories/a")
+            };
+        }
+        v
+    }
+
+    #[test]
+    fn every_field_of_every_command_missing_or_mistyped() {
+        for command in COMMANDS {
+            assert!(Command::parse(&valid(command)).is_ok(), "{command}");
+            for (field, kind) in required_fields(command) {
+                let mut missing = valid(command);
+                missing.as_object_mut().unwrap().remove(*field);
+                assert_eq!(
+                    Command::parse(&missing).unwrap_err().to_string(),
+                    format!("the {command} command needs the field \"{field}\" ({kind})")
+                );
+                let mut null = valid(command);
+                null[*field] = Value::Null;
+                assert!(matches!(
+                    Command::parse(&null),
+                    Err(InputError::MissingField { .. })
+                ));
+                let mut wrong = valid(command);
+                wrong[*field] = if *kind == INTEGER {
+                    json!("1")
+                } else {
+                    json!(5)
+                };
+                let got = if *kind == INTEGER { "\"1\"" } else { "5" };
+                assert_eq!(
+                    Command::parse(&wrong).unwrap_err().to_string(),
+                    format!(
+                        "the field \"{field}\" of the {command} command must be {kind}, got {got}"
+                    )
+                );
+            }
+        }
+        let mut v = valid("str_replace");
+        v["new_str"] = json!([1]);
+        assert_eq!(
+            Command::parse(&v).unwrap_err().to_string(),
+            "the field \"new_str\" of the str_replace command must be a string, got [1]"
+        );
+        for range in [
+            json!([1]),
+            json!([1, 2, 3]),
+            json!("1-2"),
+            json!([1.0, 2]),
+            json!([true, 2]),
+        ] {
+            let mut v = valid("view");
+            v["view_range"] = range;
+            assert!(matches!(
+                Command::parse(&v),
+                Err(InputError::WrongType {
+                    field: "view_range",
+                    ..
+                })
+            ));
+        }
+    }
+
     #[test]
     fn round_trips_through_serde() {
         let c = Command::Rename {
