@@ -4,8 +4,18 @@
 
 use serde_json::{json, Value};
 
-use super::{refused, success_is, B};
-use crate::suite::{verdict::Verdict, Case, Expected};
+use super::{exact, refused, success_is, B};
+use crate::protocol::Command;
+use crate::suite::{verdict::Verdict, Accept, Case, Expected};
+use crate::text::Outcome;
+
+/// The reference wording for a malformed input: its `InputError` message.
+fn malformed(input: &Value) -> Accept {
+    let detail = Command::parse(input)
+        .expect_err("a malformed case holds a malformed input")
+        .to_string();
+    exact(Outcome::MalformedInput { detail })
+}
 
 fn bad(id: &str, src: &[&str], input: Value) -> Case {
     B::must(
@@ -14,7 +24,7 @@ fn bad(id: &str, src: &[&str], input: Value) -> Case {
         src,
     )
     .file("/memories/m.txt", "l1\nl2\nl3\n")
-    .send(input, vec![refused()])
+    .send(input.clone(), vec![malformed(&input), refused()])
     .check(
         "/memories/m.txt",
         Expected::File(b"l1\nl2\nl3\n".to_vec()),
@@ -31,7 +41,14 @@ fn lenient(id: &str, src: &[&str], input: Value, note: &str) -> Case {
         src,
     )
     .file("/memories/m.txt", "l1\nl2\nl3\n")
-    .send(input, vec![refused(), success_is(Verdict::NonStrict, note)])
+    .send(
+        input.clone(),
+        vec![
+            malformed(&input),
+            refused(),
+            success_is(Verdict::NonStrict, note),
+        ],
+    )
     .done()
 }
 
