@@ -137,7 +137,10 @@ fn detail(c: &CaseRecord) -> String {
                             similar::ChangeTag::Insert => "+",
                             similar::ChangeTag::Equal => " ",
                         };
-                        s.push_str(&format!("      {sign}{}", change.value().escape_debug()));
+                        s.push_str(&format!(
+                            "      {sign}{}",
+                            visible(change.value().trim_end_matches('\n'))
+                        ));
                         s.push('\n');
                     }
                 }
@@ -160,14 +163,25 @@ fn indent(label: &str, text: &str) -> String {
         text.to_owned()
     };
     let mut lines = shown.split('\n');
-    let mut s = format!(
-        "    {label:<9}{}\n",
-        lines.next().unwrap_or("").escape_debug()
-    );
+    let mut s = format!("    {label:<9}{}\n", visible(lines.next().unwrap_or("")));
     for l in lines {
-        s.push_str(&format!("             {}\n", l.escape_debug()));
+        s.push_str(&format!("             {}\n", visible(l)));
     }
     s
+}
+
+/// Show tabs, carriage returns and other control characters as escapes; keep everything else.
+fn visible(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn table(cases: &[CaseRecord]) -> String {
@@ -208,4 +222,101 @@ fn table(cases: &[CaseRecord]) -> String {
     }
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attack::oracle::Finding;
+    use crate::protocol::ToolResult;
+    use crate::suite::Level;
+    use crate::text::Profile;
+
+    fn record(
+        id: &str,
+        verdict: Verdict,
+        finding: Option<Finding>,
+        reply: ToolResult,
+        expected: &str,
+    ) -> CaseRecord {
+        CaseRecord {
+            id: id.into(),
+            category: id.split('/').next().unwrap().into(),
+            requirement: "R MUST hold.".into(),
+            source: vec!["§3 S-4".into()],
+            level: Level::Must,
+            verdict,
+            findings: finding.into_iter().collect(),
+            steps: vec![crate::certify::StepRecord {
+                input: serde_json::json!({"command": "delete", "path": "/memories/l"}),
+                reply: Some(reply),
+                error: None,
+                expected: expected.into(),
+                verdict,
+            }],
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn worst_cases_first_then_one_liners_then_the_table() {
+        let unsafe_case = record(
+            "symlink/inner-file/delete",
+            Verdict::Unsafe,
+            Some(Finding {
+                verdict: Verdict::Unsafe,
+                kind: "check".into(),
+                detail: "target kept: found nothing".into(),
+            }),
+            ToolResult::ok("Successfully deleted /memories/l"),
+            "Successfully deleted /memories/l",
+        );
+        let ns = record(
+            "path/dot/inside",
+            Verdict::NonStrict,
+            Some(Finding {
+                verdict: Verdict::NonStrict,
+                kind: "reply".into(),
+                detail: "step 1: accepted a . component".into(),
+            }),
+            ToolResult::ok("x"),
+            "is_error: true (any text)",
+        );
+        let pass = record(
+            "view/missing",
+            Verdict::Pass,
+            None,
+            ToolResult::error("a\tb"),
+            "a\tb",
+        );
+        let mut counts: BTreeMap<String, usize> = Verdict::ALL
+            .iter()
+            .map(|v| (v.as_str().to_owned(), 0))
+            .collect();
+        counts.insert("UNSAFE".into(), 1);
+        counts.insert("NON-STRICT".into(), 1);
+        counts.insert("PASS".into(), 1);
+        let summary = Summary {
+            target: "t".into(),
+            profile: Profile::Docs,
+            strict: false,
+            counts,
+            total: 3,
+            certified: false,
+        };
+        let text = render(&summary, &[pass, ns, unsafe_case]);
+        let want = format!(
+            "memcert {} certify\ntarget:  t\nprofile: docs    cases: 3\n\n\
+UNSAFE     symlink/inner-file/delete\n  requirement: R MUST hold.\n  source:      §3 S-4\n  - UNSAFE [check] target kept: found nothing\n  step 1 input: {{\"command\":\"delete\",\"path\":\"/memories/l\"}}\n    expected Successfully deleted /memories/l\n    actual   Successfully deleted /memories/l\n\n\
+NON-STRICT (1)\n  path/dot/inside                                  step 1: accepted a . component\n\n\
+category           PASS NON-STRICT       INFO       FAIL     UNSAFE      ERROR    SKIPPED\n\
+path                  0          1          0          0          0          0          0\n\
+symlink               0          0          0          0          1          0          0\n\
+view                  1          0          0          0          0          0          0\n\
+total                 1          1          0          0          1          0          0\n\n\
+verdict: NOT CERTIFIED (1 UNSAFE)\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(text, want);
+    }
 }
