@@ -122,13 +122,38 @@ enum Walk {
     Io(io::Error),
 }
 
-/// A directory handle with the names created on the way to it, for rollback.
-struct Parent {
-    dir: Dir,
-    created: Vec<(Dir, String)>,
+/// A directory handle: the held root (borrowed, no `dup`) or one opened below it.
+enum Handle<'a> {
+    Root(&'a Dir),
+    Owned(Dir),
 }
 
-impl Parent {
+impl std::ops::Deref for Handle<'_> {
+    type Target = Dir;
+    fn deref(&self) -> &Dir {
+        match self {
+            Handle::Root(d) => d,
+            Handle::Owned(d) => d,
+        }
+    }
+}
+
+impl<'a> Handle<'a> {
+    fn share(&self) -> io::Result<Handle<'a>> {
+        Ok(match self {
+            Handle::Root(d) => Handle::Root(d),
+            Handle::Owned(d) => Handle::Owned(d.try_clone()?),
+        })
+    }
+}
+
+/// A directory handle with the names created on the way to it, for rollback.
+struct Parent<'a> {
+    dir: Handle<'a>,
+    created: Vec<(Handle<'a>, String)>,
+}
+
+impl Parent<'_> {
     /// Remove the directories this walk created, innermost first (best effort).
     fn rollback(self) {
         drop(self.dir);
@@ -205,23 +230,23 @@ impl Reference {
 
     /// Open the directory holding the last component of `p` (the root for a one-name path),
     /// refusing symlinks on the way; with `create`, make missing directories (mode 0700).
-    fn parent(&self, p: &VPath, create: bool) -> Result<Parent, Walk> {
+    fn parent(&self, p: &VPath, create: bool) -> Result<Parent<'_>, Walk> {
         let comps = p.components();
         let upto = comps.len().saturating_sub(1);
         self.walk(&comps[..upto], create)
     }
 
-    fn walk(&self, names: &[String], create: bool) -> Result<Parent, Walk> {
-        let mut dir = self.root.try_clone().map_err(Walk::Io)?;
+    fn walk(&self, names: &[String], create: bool) -> Result<Parent<'_>, Walk> {
+        let mut dir = Handle::Root(&self.root);
         let mut created = Vec::new();
         for name in names {
             let next = match dir.open_dir_nofollow(name) {
-                Ok(d) => d,
+                Ok(d) => Handle::Owned(d),
                 Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
                     let mut b = DirBuilder::new();
                     b.mode(DIR_MODE);
                     match dir.create_dir_with(name, &b) {
-                        Ok(()) => created.push((dir.try_clone().map_err(Walk::Io)?, name.clone())),
+                        Ok(()) => created.push((dir.share().map_err(Walk::Io)?, name.clone())),
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                         Err(e) => {
                             Parent { dir, created }.rollback();
@@ -229,7 +254,7 @@ impl Reference {
                         }
                     }
                     match dir.open_dir_nofollow(name) {
-                        Ok(d) => d,
+                        Ok(d) => Handle::Owned(d),
                         Err(e) => {
                             let why = classify(&dir, name, e);
                             Parent { dir, created }.rollback();
@@ -343,10 +368,7 @@ impl Reference {
         };
         if p.is_root() {
             let size = self.root.dir_metadata().map(|m| m.len()).unwrap_or(0);
-            return match self.root.try_clone() {
-                Ok(dir) => self.listing(path, &p, dir, size),
-                Err(e) => io_outcome(path, &e),
-            };
+            return self.listing(path, &p, &self.root, size);
         }
         let parent = match self.parent(&p, false) {
             Ok(parent) => parent.dir,
@@ -364,7 +386,7 @@ impl Reference {
         }
         if ft.is_dir() {
             return match parent.open_dir_nofollow(name) {
-                Ok(dir) => self.listing(path, &p, dir, meta.len()),
+                Ok(dir) => self.listing(path, &p, &dir, meta.len()),
                 Err(e) => self.open_error(e, &parent, name, path),
             };
         }
@@ -378,11 +400,12 @@ impl Reference {
             Ok(t) => t,
             Err(o) => return o,
         };
-        let lines: Vec<&str> = text.split('\n').collect();
+        // Displayed lines: split on \n, so a final newline shows as an empty last line.
+        let shown = text.bytes().filter(|&b| b == b'\n').count() + 1;
         let real = if text.ends_with('\n') {
-            lines.len() - 1
+            shown - 1
         } else {
-            lines.len()
+            shown
         };
         if real > MAX_LINES {
             return Outcome::TooManyLines {
@@ -391,33 +414,45 @@ impl Reference {
             };
         }
         let (first, last) = match range {
-            None => (1, lines.len()),
+            None => (1, shown),
             Some([start, end]) => {
-                let n = lines.len() as i64;
+                let n = shown as i64;
                 let ok = start >= 1 && start <= n && (end == -1 || end >= start);
                 if !ok {
                     return Outcome::InvalidViewRange {
                         path: path.into(),
                         start,
                         end,
-                        lines: lines.len(),
+                        lines: shown,
                     };
                 }
                 let end = if end == -1 { n } else { end.min(n) };
                 (start as usize, end as usize)
             }
         };
+        // One copy of the shown slice: from the start of line `first` to the end of `last`.
+        let start = if first == 1 {
+            0
+        } else {
+            text.match_indices('\n')
+                .nth(first - 2)
+                .map_or(text.len(), |(i, _)| i + 1)
+        };
+        let end = text[start..]
+            .match_indices('\n')
+            .nth(last - first)
+            .map_or(text.len(), |(i, _)| start + i);
         Outcome::ViewFile {
             path: path.into(),
-            lines: (first..=last)
-                .map(|n| (n, lines[n - 1].to_owned()))
-                .collect(),
+            first,
+            count: last + 1 - first,
+            text: text[start..end].to_owned(),
         }
     }
 
-    fn listing(&self, path: &str, p: &VPath, dir: Dir, size: u64) -> Outcome {
+    fn listing(&self, path: &str, p: &VPath, dir: &Dir, size: u64) -> Outcome {
         let mut entries = Vec::new();
-        collect(&dir, &p.canonical(), 1, &mut entries);
+        collect(dir, &p.canonical(), 1, &mut entries);
         Outcome::ViewDir {
             path: path.into(),
             size,
@@ -477,7 +512,11 @@ impl Reference {
     // ----- str_replace and insert -----
 
     /// Resolve an existing regular file for editing: (parent, name, text).
-    fn editable(&self, path: &str, not_found: Outcome) -> Result<(Dir, String, String), Outcome> {
+    fn editable(
+        &self,
+        path: &str,
+        not_found: Outcome,
+    ) -> Result<(Handle<'_>, String, String), Outcome> {
         let p = parse(path)?;
         if p.is_root() {
             return Err(Outcome::NotAFile { path: path.into() });
@@ -691,9 +730,9 @@ impl Reference {
             }
         }
         let moved = rustix::fs::renameat_with(
-            &src,
+            &*src,
             src_name,
-            &dst.dir,
+            &*dst.dir,
             dst_name,
             rustix::fs::RenameFlags::NOREPLACE,
         )

@@ -164,12 +164,16 @@ pub enum Outcome {
         /// Entries in pre-order, sorted by name in each directory.
         entries: Vec<ListEntry>,
     },
-    /// §2.1 file view: header, then `{n:>6}\t{line}` lines.
+    /// §2.1 file view: header, then `{n:>6}\t{line}` lines. Built with [`Outcome::view_file`].
     ViewFile {
         /// The file as the model wrote it.
         path: String,
-        /// (line number, line text) pairs.
-        lines: Vec<(usize, String)>,
+        /// Number of the first line shown (1-based).
+        first: usize,
+        /// How many lines are shown (0 for an empty view).
+        count: usize,
+        /// The shown lines joined with `\n` (one slice of the file, no per-line copies).
+        text: String,
     },
     /// §2.1 [C21] view of a missing path.
     ViewNotFound {
@@ -515,6 +519,16 @@ impl OutcomeKind {
 }
 
 impl Outcome {
+    /// A file view of `lines`, numbered from `first`.
+    pub fn view_file(path: &str, first: usize, lines: &[&str]) -> Outcome {
+        Outcome::ViewFile {
+            path: path.into(),
+            first,
+            count: lines.len(),
+            text: lines.join("\n"),
+        }
+    }
+
     /// This outcome's kind.
     pub fn kind(&self) -> OutcomeKind {
         match self {
@@ -598,12 +612,19 @@ pub fn format_size(bytes: u64, format: SizeFormat) -> String {
 pub fn render(profile: Profile, outcome: &Outcome) -> String {
     let table = profile.table();
     let template = table.template(outcome.kind());
-    let numbered = |lines: &[(usize, String)]| {
-        lines
-            .iter()
-            .map(|(n, l)| format!("{n:>width$}\t{l}", width = LINE_NUMBER_WIDTH))
-            .collect::<Vec<_>>()
-            .join("\n")
+    // One buffer for header and lines: file views are the hot path (benches/handler.rs).
+    let numbered = |header: &str, lines: &mut dyn Iterator<Item = (usize, &str)>, hint: usize| {
+        let mut out = String::with_capacity(header.len() + hint + 1);
+        out.push_str(header);
+        out.push('\n');
+        for (i, (n, l)) in lines.enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            push_line_number(&mut out, n);
+            out.push_str(l);
+        }
+        out
     };
     let text = match outcome {
         Outcome::ViewDir {
@@ -634,10 +655,25 @@ pub fn render(profile: Profile, outcome: &Outcome) -> String {
             }
             out
         }
-        Outcome::ViewFile { path, lines } => {
-            format!("{}\n{}", fill(template, &[("path", path)]), numbered(lines))
-        }
-        Outcome::Edited { lines } => format!("{}\n{}", template, numbered(lines)),
+        Outcome::ViewFile {
+            path,
+            first,
+            count,
+            text,
+        } => numbered(
+            &fill(template, &[("path", path)]),
+            &mut text
+                .split('\n')
+                .take(*count)
+                .enumerate()
+                .map(|(i, l)| (first + i, l)),
+            text.len() + 8 * count,
+        ),
+        Outcome::Edited { lines } => numbered(
+            template,
+            &mut lines.iter().map(|(n, l)| (*n, l.as_str())),
+            lines.iter().map(|(_, l)| l.len() + 8).sum(),
+        ),
         Outcome::ViewNotFound { path }
         | Outcome::NotUtf8 { path }
         | Outcome::UnsupportedFileType { path }
@@ -715,6 +751,28 @@ pub fn render(profile: Profile, outcome: &Outcome) -> String {
     } else {
         text
     }
+}
+
+/// Append `n` right-aligned in [`LINE_NUMBER_WIDTH`] columns and a tab (`format!("{n:>6}\t")`,
+/// without the formatter's cost on the file-view hot path).
+fn push_line_number(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let len = digits.len() - i;
+    for _ in len..LINE_NUMBER_WIDTH {
+        out.push(' ');
+    }
+    out.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
+    out.push('\t');
 }
 
 /// `text` without one leading `Error: `; how replies are compared across conventions (§1).
@@ -850,6 +908,15 @@ mod tests {
             render(Profile::PythonSdk, &d),
             "The path /memories/g does not exist"
         );
+    }
+
+    #[test]
+    fn line_numbers_are_six_wide_right_aligned() {
+        for n in [0, 1, 42, 999_999, 1_000_000, usize::MAX] {
+            let mut s = String::new();
+            push_line_number(&mut s, n);
+            assert_eq!(s, format!("{n:>6}\t"));
+        }
     }
 
     #[test]

@@ -57,18 +57,15 @@ pub(super) fn cases() -> Vec<Case> {
             .done(),
         B::must("create/then-view", "A created file MUST read back through view.", &["§2.2 [B1]", "§2.1 [C1]"])
             .send(create("/memories/rt.txt", "one\ntwo\n"), vec![exact(Outcome::Created { path: "/memories/rt.txt".into() })])
-            .send(json!({"command": "view", "path": "/memories/rt.txt"}), vec![exact(Outcome::ViewFile {
-                path: "/memories/rt.txt".into(),
-                lines: vec![(1, "one".into()), (2, "two".into()), (3, String::new())],
-            })])
+            .send(json!({"command": "view", "path": "/memories/rt.txt"}), vec![exact(Outcome::view_file("/memories/rt.txt", 1, &["one", "two", ""]))])
             .done(),
         B::should("create/existing-through-view", "After a refused create, view SHOULD still show the old content.", &["§2.2 [B2]"])
             .file("/memories/keep.txt", "old\n")
             .send(create("/memories/keep.txt", "new\n"), vec![exact(Outcome::FileExists { path: "/memories/keep.txt".into() }), refused(),
                 success_is(Verdict::NonStrict, "overwrites: the doc allows it")])
             .send(json!({"command": "view", "path": "/memories/keep.txt"}), vec![
-                exact(Outcome::ViewFile { path: "/memories/keep.txt".into(), lines: vec![(1, "old".into()), (2, String::new())] }),
-                exact_is(Verdict::NonStrict, Outcome::ViewFile { path: "/memories/keep.txt".into(), lines: vec![(1, "new".into()), (2, String::new())] }, "overwritten"),
+                exact(Outcome::view_file("/memories/keep.txt", 1, &["old", ""])),
+                exact_is(Verdict::NonStrict, Outcome::view_file("/memories/keep.txt", 1, &["new", ""]), "overwritten"),
             ])
             .done(),
     ]

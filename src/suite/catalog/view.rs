@@ -31,14 +31,7 @@ fn listing(path: &str, entries: Vec<ListEntry>) -> Outcome {
 }
 
 fn lines(path: &str, from: usize, text: &[&str]) -> Outcome {
-    Outcome::ViewFile {
-        path: path.into(),
-        lines: text
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (from + i, l.to_string()))
-            .collect(),
-    }
+    Outcome::view_file(path, from, text)
 }
 
 const TEN: &str = "line1\nline2\nline3\nline4\nline5\nline6\nline7\nline8\nline9\nline10\n";
