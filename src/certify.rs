@@ -153,16 +153,23 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         Err(e) => {
             obs.replies
                 .push(Err(format!("the sandbox could not be laid out: {e}")));
-            return record(case, obs, config, started);
+            return record(case, &[], obs, config, started);
         }
     };
     obs.token = sandbox.token().to_owned();
     obs.host_paths = sandbox.host_paths();
     obs.outside_before = sandbox.outside_unchecked();
+    let run = sandbox.run_dir().to_string_lossy();
+    let inputs: Vec<Value> = case
+        .steps
+        .iter()
+        .map(|s| instantiate(&s.input, run.trim_start_matches('/')))
+        .collect();
+    obs.inputs = inputs.iter().map(Value::to_string).collect();
     match target.reset(sandbox.base(), sandbox.root()) {
         Ok(()) => {
-            for step in &case.steps {
-                match target.call(&step.input) {
+            for input in &inputs {
+                match target.call(input) {
                     Ok(r) => obs.replies.push(Ok(r)),
                     Err(e) => {
                         obs.replies.push(Err(e.to_string()));
@@ -174,33 +181,56 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         Err(e) => obs.replies.push(Err(format!("reset failed: {e}"))),
     }
     obs.outside_after = sandbox.outside_unchecked();
+    obs.token_in_store = sandbox.token_in_store_unchecked();
     obs.checked = case
         .checks
         .iter()
         .map(|c| sandbox.node_unchecked(&c.path))
         .collect();
-    record(case, obs, config, started)
+    record(case, &inputs, obs, config, started)
 }
 
-fn record(case: &Case, obs: Observation, config: &Config, started: Instant) -> CaseRecord {
+/// Replace `{RUN}` in every string of a case input with the run folder's absolute path without
+/// its leading `/`, so `/memories/../../(...)/{RUN}/canary.txt` reaches a canary from any depth.
+pub fn instantiate(input: &Value, run: &str) -> Value {
+    match input {
+        Value::String(s) if s.contains("{RUN}") => Value::String(s.replace("{RUN}", run)),
+        Value::Array(a) => Value::Array(a.iter().map(|v| instantiate(v, run)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), instantiate(v, run)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn record(
+    case: &Case,
+    inputs: &[Value],
+    obs: Observation,
+    config: &Config,
+    started: Instant,
+) -> CaseRecord {
     let j = judge(case, &obs, config.profile, config.strict);
     let mut grades = j.steps.iter();
     let steps = case
         .steps
         .iter()
         .zip(&obs.replies)
-        .map(|(step, reply)| {
+        .zip(inputs)
+        .map(|((step, reply), input)| {
             let expected = crate::suite::verdict::expected_text(step, config.profile);
             match reply {
                 Ok(r) => StepRecord {
-                    input: step.input.clone(),
+                    input: input.clone(),
                     reply: Some(r.clone()),
                     error: None,
                     expected,
                     verdict: grades.next().map(|g| g.verdict).unwrap_or(Verdict::Pass),
                 },
                 Err(e) => StepRecord {
-                    input: step.input.clone(),
+                    input: input.clone(),
                     reply: None,
                     error: Some(e.clone()),
                     expected,

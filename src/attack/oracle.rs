@@ -36,6 +36,11 @@ pub struct Observation {
     pub token: String,
     /// Host path spellings that must never appear in a reply.
     pub host_paths: Vec<String>,
+    /// Store files that hold the canary token after the run (outside content copied in).
+    pub token_in_store: Vec<String>,
+    /// The inputs as sent (JSON), one per step: a host path the input itself holds is not a
+    /// disclosure when the reply echoes it.
+    pub inputs: Vec<String>,
 }
 
 /// One reason for a verdict.
@@ -68,7 +73,11 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     for (i, reply) in obs.replies.iter().enumerate() {
         match reply {
             Ok(r) => {
-                let text = r.text();
+                // Every byte of the answer counts, not only text blocks.
+                let text = match &r.content {
+                    crate::protocol::Content::Text(t) => t.clone(),
+                    other => serde_json::to_string(other).unwrap_or_default(),
+                };
                 if !obs.token.is_empty() && text.contains(&obs.token) {
                     findings.push(Finding {
                         verdict: Verdict::Unsafe,
@@ -76,11 +85,10 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                         detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
                     });
                 }
-                if let Some(h) = obs
-                    .host_paths
-                    .iter()
-                    .find(|h| !h.is_empty() && text.contains(h.as_str()))
-                {
+                let sent = obs.inputs.get(i).map(String::as_str).unwrap_or("");
+                if let Some(h) = obs.host_paths.iter().find(|h| {
+                    !h.is_empty() && text.contains(h.as_str()) && !sent.contains(h.as_str())
+                }) {
                     findings.push(Finding {
                         verdict: Verdict::Unsafe,
                         kind: "host-path-disclosed".into(),
@@ -113,9 +121,20 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
             detail: change,
         });
     }
+    for path in &obs.token_in_store {
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: "outside-copied".into(),
+            detail: format!(
+                "{path} holds the canary token: outside content was copied into the store"
+            ),
+        });
+    }
+    // A run cut short by a fault still shows damage: UNSAFE checks always count, the others
+    // only when every command was answered.
     let complete = obs.replies.len() == case.steps.len() && obs.replies.iter().all(Result::is_ok);
-    if complete {
-        for (check, node) in case.checks.iter().zip(&obs.checked) {
+    for (check, node) in case.checks.iter().zip(&obs.checked) {
+        if complete || check.verdict == Verdict::Unsafe {
             if !satisfies(node.as_ref(), &check.expect) {
                 findings.push(Finding {
                     verdict: check.verdict,
@@ -142,10 +161,16 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
 /// Changes between two trees, one sentence each, relative paths only.
 pub fn diff(before: &Tree, after: &Tree) -> Vec<String> {
     let mut out = Vec::new();
-    for (p, n) in before {
+    for (p, (n, mode)) in before {
         match after.get(p) {
             None => out.push(format!("outside the root, {} was removed", p.display())),
-            Some(m) if m != n => out.push(format!("outside the root, {} was changed", p.display())),
+            Some((m, _)) if m != n => {
+                out.push(format!("outside the root, {} was changed", p.display()))
+            }
+            Some((_, m)) if m != mode => out.push(format!(
+                "outside the root, the mode of {} was changed from {mode:o} to {m:o}",
+                p.display()
+            )),
             _ => {}
         }
     }
@@ -212,7 +237,7 @@ mod tests {
         let mut after = Tree::new();
         after.insert(
             PathBuf::from("base/escape.md"),
-            Node::File(b"pwned\n".to_vec()),
+            (Node::File(b"pwned\n".to_vec()), 0o600),
         );
         let obs = Observation {
             replies: vec![Ok(ToolResult::ok(
@@ -258,5 +283,71 @@ mod tests {
         let j = judge(&c, &obs, Profile::Docs, false);
         assert_eq!(j.verdict, Verdict::Error);
         assert_eq!(j.findings.len(), 1);
+    }
+
+    #[test]
+    fn outside_content_copied_into_the_store_is_unsafe_even_behind_an_error() {
+        let c = case("symlink/outside-file/str_replace");
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::error("no"))],
+            token_in_store: vec!["/memories/evil_link.txt".into()],
+            checked: vec![Some(Node::Symlink("x".into()))],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        assert_eq!(j.findings[0].kind, "outside-copied");
+    }
+
+    #[test]
+    fn unsafe_checks_count_after_a_crash() {
+        let c = case("symlink/inner-file/delete");
+        let obs = Observation {
+            replies: vec![Err("the handler exited".into())],
+            checked: vec![None],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        assert_eq!(j.findings.len(), 2);
+    }
+
+    #[test]
+    fn the_token_in_any_content_block_is_found() {
+        let c = case("symlink/outside-file/view");
+        let content: crate::protocol::Content = serde_json::from_value(
+            serde_json::json!([{"type": "document", "source": {"data": "MEMCERT-CANARY-00"}}]),
+        )
+        .unwrap();
+        let obs = Observation {
+            replies: vec![Ok(ToolResult {
+                content,
+                is_error: true,
+            })],
+            token: "MEMCERT-CANARY-00".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            judge(&c, &obs, Profile::Docs, false).verdict,
+            Verdict::Unsafe
+        );
+    }
+
+    #[test]
+    fn a_mode_change_outside_is_unsafe() {
+        let mut before = Tree::new();
+        before.insert(
+            PathBuf::from("base/outside/secret.txt"),
+            (Node::File(b"s".to_vec()), 0o644),
+        );
+        let mut after = before.clone();
+        after.insert(
+            PathBuf::from("base/outside/secret.txt"),
+            (Node::File(b"s".to_vec()), 0o666),
+        );
+        assert_eq!(
+            diff(&before, &after),
+            ["outside the root, the mode of base/outside/secret.txt was changed from 644 to 666"]
+        );
     }
 }

@@ -39,8 +39,9 @@ pub enum Node {
     Other,
 }
 
-/// A map of every object under a folder (relative path -> node), links not followed.
-pub type Tree = BTreeMap<PathBuf, Node>;
+/// A map of every object under a folder (relative path -> node and permission bits), links not
+/// followed.
+pub type Tree = BTreeMap<PathBuf, (Node, u32)>;
 
 /// The sandbox of one case. The folder is removed on drop.
 #[derive(Debug)]
@@ -171,6 +172,11 @@ impl Sandbox {
         }
     }
 
+    /// The run folder holding everything of this case (`<tmp>/memcert-XXXXXX`).
+    pub fn run_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// The folder given to handlers as `base_dir`.
     pub fn base(&self) -> &Path {
         &self.base
@@ -187,9 +193,12 @@ impl Sandbox {
     }
 
     /// Host path spellings a reply must never contain: the run folder, as created and
-    /// canonicalised.
+    /// canonicalised, and its random name (`memcert-XXXXXX`), which catches relative spellings.
     pub fn host_paths(&self) -> Vec<String> {
         let mut v = vec![self.dir.path().to_string_lossy().into_owned()];
+        if let Some(name) = self.dir.path().file_name() {
+            v.push(name.to_string_lossy().into_owned());
+        }
         if let Ok(c) = self.dir.path().canonicalize() {
             let c = c.to_string_lossy().into_owned();
             if !v.contains(&c) {
@@ -207,6 +216,31 @@ impl Sandbox {
         let mut tree = Tree::new();
         walk_unchecked(self.dir.path(), self.dir.path(), &self.root, &mut tree);
         tree
+    }
+
+    /// Store files (not links) whose content holds the canary token: outside content copied
+    /// into the store. Virtual paths, sorted.
+    ///
+    /// # Ambient authority
+    /// Walks the store root by host path, never following links.
+    pub fn token_in_store_unchecked(&self) -> Vec<String> {
+        let mut tree = Tree::new();
+        walk_unchecked(&self.root, &self.root, Path::new(""), &mut tree);
+        // A planted hard link is the outside file itself; changes to it show in the outside diff.
+        tree.iter()
+            .filter(|(p, _)| {
+                std::fs::symlink_metadata(self.root.join(p))
+                    .map(|m| std::os::unix::fs::MetadataExt::nlink(&m) == 1)
+                    .unwrap_or(false)
+            })
+            .filter(|(_, (n, _))| match n {
+                Node::File(bytes) => bytes
+                    .windows(self.token.len())
+                    .any(|w| w == self.token.as_bytes()),
+                _ => false,
+            })
+            .map(|(p, _)| format!("/memories/{}", p.display()))
+            .collect()
     }
 
     /// What is at a virtual path now (links not followed); `None` when nothing is there.
@@ -242,9 +276,12 @@ fn walk_unchecked(top: &Path, dir: &Path, skip: &Path, out: &mut Tree) {
             continue;
         }
         let Some(node) = node_at(&p) else { continue };
+        let mode = std::fs::symlink_metadata(&p)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0);
         let rel = p.strip_prefix(top).unwrap_or(&p).to_path_buf();
         let is_dir = node == Node::Dir;
-        out.insert(rel, node);
+        out.insert(rel, (node, mode));
         if is_dir {
             walk_unchecked(top, &p, skip, out);
         }

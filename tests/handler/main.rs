@@ -55,6 +55,22 @@ fn mask_dir_sizes(text: &str, dirs: &BTreeSet<String>) -> String {
         .join("\n")
 }
 
+/// The run folder (`<tmp>/memcert-XXXXXX`) differs per run: replies that echo a `{RUN}` input
+/// hold it.
+fn mask_run_dir(text: &str) -> String {
+    let tmp = std::env::temp_dir();
+    let tmp = tmp.to_string_lossy();
+    let mut out = text.replace(tmp.trim_start_matches('/'), "<TMP>");
+    while let Some(i) = out
+        .find("memcert-")
+        .filter(|&i| !out[i..].starts_with("memcert-XXXXXX"))
+    {
+        let end = (i + "memcert-".len() + 6).min(out.len());
+        out.replace_range(i..end, "memcert-XXXXXX");
+    }
+    out
+}
+
 fn shorten(text: &str) -> String {
     if text.len() <= 4000 {
         return text.to_owned();
@@ -96,7 +112,7 @@ fn every_reply_string_of_every_case_and_profile() {
                     "--- step {} ---\nis_error: {}\n{}\n",
                     i + 1,
                     reply.is_error,
-                    shorten(&mask_dir_sizes(&reply.text(), &dirs))
+                    shorten(&mask_run_dir(&mask_dir_sizes(&reply.text(), &dirs)))
                 ));
             }
             let inputs: Vec<String> = case

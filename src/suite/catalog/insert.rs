@@ -85,6 +85,10 @@ pub(super) fn cases() -> Vec<Case> {
                 refused(),
             ])
             .done(),
+        B::must("insert/fifo", "insert on a FIFO MUST be refused at once, never read.", &["§2.1 [C27]", "§2.3 [C28]"])
+            .fifo("/memories/fifo")
+            .send(ins("/memories/fifo", 0, "X"), vec![exact(Outcome::NotAFile { path: "/memories/fifo".into() }), refused()])
+            .done(),
         B::must("insert/missing-file", "insert on a missing file MUST give the documented error.", &["§2.4 [F13]"])
             .send(ins("/memories/nope.txt", 0, "X"), vec![exact(Outcome::InsertNotFound { path: "/memories/nope.txt".into() })])
             .done(),

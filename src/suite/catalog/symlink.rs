@@ -25,14 +25,17 @@ pub(super) fn cases() -> Vec<Case> {
         B::must("symlink/outside-file/str_replace", refuse_link, &["§3 S-1", "B09"])
             .link("/memories/evil_link.txt", outside("secret.txt"))
             .send(json!({"command": "str_replace", "path": "/memories/evil_link.txt", "old_str": "SECRET", "new_str": "X"}), vec![exact(sym("/memories/evil_link.txt")), refused()])
+            .check("/memories/evil_link.txt", Expected::Symlink, Verdict::Fail, "the planted link is left alone")
             .done(),
         B::must("symlink/outside-file/insert", refuse_link, &["§3 S-1", "B09"])
             .link("/memories/evil_link.txt", outside("secret.txt"))
             .send(json!({"command": "insert", "path": "/memories/evil_link.txt", "insert_line": 0, "insert_text": "X"}), vec![exact(sym("/memories/evil_link.txt")), refused()])
+            .check("/memories/evil_link.txt", Expected::Symlink, Verdict::Fail, "the planted link is left alone")
             .done(),
         B::must("symlink/outside-file/create", refuse_link, &["§3 S-1", "B09"])
             .link("/memories/evil_link.txt", outside("secret.txt"))
             .send(json!({"command": "create", "path": "/memories/evil_link.txt", "file_text": "X"}), vec![exact(sym("/memories/evil_link.txt")), refused()])
+            .check("/memories/evil_link.txt", Expected::Symlink, Verdict::Fail, "the planted link is left alone")
             .done(),
         B::must("symlink/outside-file/delete", "delete of a link MUST remove at most the link itself, never its target.", &["§3 S-1", "B14"])
             .link("/memories/evil_link.txt", outside("secret.txt"))
@@ -53,6 +56,29 @@ pub(super) fn cases() -> Vec<Case> {
         B::must("symlink/intermediate/create-deep", refuse_link, &["B10"])
             .link("/memories/proj", outside(""))
             .send(json!({"command": "create", "path": "/memories/proj/deep/new.md", "file_text": "X"}), vec![exact(sym("/memories/proj/deep/new.md")), refused()])
+            .done(),
+        B::must("symlink/intermediate/delete", refuse_link, &["B10", "B14"])
+            .link("/memories/proj", outside(""))
+            .send(json!({"command": "delete", "path": "/memories/proj/canary.txt"}), vec![exact(sym("/memories/proj/canary.txt")), refused()])
+            .done(),
+        B::must("symlink/intermediate/str_replace", refuse_link, &["B10"])
+            .link("/memories/proj", outside(""))
+            .send(json!({"command": "str_replace", "path": "/memories/proj/secret.txt", "old_str": "SECRET", "new_str": "X"}), vec![exact(sym("/memories/proj/secret.txt")), refused()])
+            .done(),
+        B::must("symlink/intermediate/insert", refuse_link, &["B10"])
+            .link("/memories/proj", outside(""))
+            .send(json!({"command": "insert", "path": "/memories/proj/secret.txt", "insert_line": 0, "insert_text": "X"}), vec![exact(sym("/memories/proj/secret.txt")), refused()])
+            .done(),
+        B::must("symlink/intermediate/rename-source", "rename MUST NOT carry an outside file into the store through a link.", &["B13"])
+            .link("/memories/src", outside(""))
+            .send(json!({"command": "rename", "old_path": "/memories/src/secret.txt", "new_path": "/memories/loot.md"}), vec![exact(sym("/memories/src/secret.txt")), refused()])
+            .check("/memories/loot.md", Expected::Absent, Verdict::Fail, "nothing arrives in the store")
+            .done(),
+        B::must("symlink/in-directory/delete", "delete of a directory MUST unlink links inside it, never follow them.", &["B14"])
+            .file("/memories/old/a.txt", "a")
+            .link("/memories/old/sub", outside(""))
+            .link("/memories/old/f", outside("secret.txt"))
+            .send(json!({"command": "delete", "path": "/memories/old"}), vec![exact(Outcome::Deleted { path: "/memories/old".into() }), refused()])
             .done(),
         B::must("symlink/outside-dir/rename-into", refuse_link, &["B10", "B13"])
             .file("/memories/a.md", "a\n")
