@@ -20,7 +20,7 @@
 //! | rule | [`Reason`] | why |
 //! |---|---|---|
 //! | at most 4096 bytes in all | [`Reason::PathTooLong`] | `PATH_MAX`; an over-long path becomes a host error that SDKs echo with the host path (§3 P-10, B07) |
-//! | no control character (Unicode category Cc, NUL included) | [`Reason::ControlCharacter`] | a NUL truncates at the C boundary or crashes the handler (B16); a newline or tab in a name forges listing lines (§3 P-11) |
+//! | no control character (Unicode category Cc, NUL included), no U+2028/U+2029, no bidirectional mark or override | [`Reason::ControlCharacter`] | a NUL truncates at the C boundary or crashes the handler (B16); a newline or tab in a name forges listing lines (§3 P-11); an override disguises a name |
 //! | `/memories` followed by `/` or the end | [`Reason::OutsideMemories`] | a bare prefix test accepts `/memoriesX` and `/memories_evil` (B04, B05, B06) |
 //! | no `.` component | [`Reason::DotComponent`] | one spelling per file; `.` aliases the root for delete and rename (B07) |
 //! | no `..` component | [`Reason::DotDotComponent`] | lexical traversal (B01, B02, B03, B18) |
@@ -68,7 +68,8 @@ pub struct VPath {
 pub enum Reason {
     /// Longer than [`MAX_PATH_BYTES`].
     PathTooLong,
-    /// Holds a character of Unicode category Cc (NUL, newline, tab, DEL, ...).
+    /// Holds a character of Unicode category Cc (NUL, newline, tab, DEL, ...), U+2028, U+2029 or
+    /// a bidirectional mark or override (see [`forbidden_char`]).
     ControlCharacter,
     /// Not `/memories` followed by `/` or the end of the string.
     OutsideMemories,
@@ -107,7 +108,9 @@ impl Reason {
     pub fn explanation(self) -> &'static str {
         match self {
             Reason::PathTooLong => "it is longer than 4096 bytes",
-            Reason::ControlCharacter => "it contains a control character",
+            Reason::ControlCharacter => {
+                "it contains a control, line-separator or bidirectional-override character"
+            }
             Reason::OutsideMemories => "it must be /memories or start with /memories/",
             Reason::EmptyComponent => "it contains an empty path component (//)",
             Reason::DotComponent => "it contains a \".\" component",
@@ -148,12 +151,24 @@ pub struct VPathError {
     pub reason: Reason,
 }
 
+/// True for the characters no memory path may hold: Unicode category Cc (NUL, newline, tab, DEL,
+/// C1 controls), the line and paragraph separators U+2028 and U+2029, and the bidirectional
+/// marks and overrides (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which can
+/// forge listing lines or disguise a name (`b\u{202e}txt.exe`).
+pub fn forbidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
 /// Render a model-supplied path for a message: control characters are escaped (`\n`, `\u{0}`),
 /// so a refused path can never forge lines in a reply; everything else is kept as is.
 pub fn display_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for c in path.chars() {
-        if c.is_control() {
+        if forbidden_char(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -177,7 +192,7 @@ impl VPath {
         if path.len() > MAX_PATH_BYTES {
             return err(Reason::PathTooLong);
         }
-        if path.chars().any(char::is_control) {
+        if path.chars().any(forbidden_char) {
             return err(Reason::ControlCharacter);
         }
         let rest = match path.strip_prefix(ROOT) {
@@ -421,6 +436,9 @@ mod tests {
             ("/memories/a\tb", Reason::ControlCharacter),
             ("/memories/a\u{7f}", Reason::ControlCharacter),
             ("/memories/a\u{85}", Reason::ControlCharacter),
+            ("/memories/a\u{2028}b", Reason::ControlCharacter),
+            ("/memories/b\u{202e}txt.exe", Reason::ControlCharacter),
+            ("/memories/\u{2066}x", Reason::ControlCharacter),
             ("/memories/a\\..\\x", Reason::Backslash),
             ("/memories/%2e%2e/x", Reason::PercentEncoded),
             ("/memories/%2E%2E/x", Reason::PercentEncoded),
@@ -457,7 +475,7 @@ mod tests {
         let e = VPath::parse("/memories/new\nline").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "invalid memory path /memories/new\\nline: it contains a control character"
+            "invalid memory path /memories/new\\nline: it contains a control, line-separator or bidirectional-override character"
         );
     }
 

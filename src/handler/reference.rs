@@ -63,7 +63,13 @@ use serde_json::Value;
 use super::Handler;
 use crate::protocol::{Command, Content, ToolResult};
 use crate::text::{render, ListEntry, Outcome, Profile, ReasonName, MAX_LINES};
-use crate::vpath::VPath;
+use crate::vpath::{forbidden_char, VPath};
+
+/// Most line numbers a several-matches error lists (the first ones, ascending).
+pub const MAX_LISTED_LINES: usize = 1000;
+/// Deepest directory tree delete removes (levels below the deleted directory); each level holds
+/// one open directory handle while the tree is removed.
+pub const MAX_DELETE_DEPTH: usize = 256;
 
 /// Mode of files the handler writes.
 pub const FILE_MODE: u32 = 0o600;
@@ -173,12 +179,40 @@ impl Reference {
     /// # Errors
     /// The `io::Error` of creating or opening `root`.
     pub fn open_ambient(root: &Path, profile: Profile, options: Options) -> io::Result<Self> {
-        if !root.exists() {
+        let parent = root
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = root.file_name().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the store root must name a directory",
+            )
+        })?;
+        if !parent.exists() {
             let mut b = std::fs::DirBuilder::new();
             std::os::unix::fs::DirBuilderExt::mode(&mut b, DIR_MODE);
-            b.recursive(true).create(root)?;
+            b.recursive(true).create(parent)?;
         }
-        let dir = Dir::open_ambient_dir(root, ambient_authority())?;
+        let parent = Dir::open_ambient_dir(parent, ambient_authority())?;
+        let mut b = DirBuilder::new();
+        b.mode(DIR_MODE);
+        match parent.create_dir_with(name, &b) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        // Pin the root once, refusing a link in its place (B10): a store root that is a
+        // symlink would move the whole store wherever the link points.
+        let dir =
+            parent
+                .open_dir_nofollow(name)
+                .map_err(|e| match parent.symlink_metadata(name) {
+                    Ok(m) if m.file_type().is_symlink() => io::Error::other(
+                        "the store root is a symbolic link; memcert refuses to follow it (B10)",
+                    ),
+                    _ => e,
+                })?;
         Ok(Self::new(dir, profile, options))
     }
 
@@ -246,7 +280,14 @@ impl Reference {
                     let mut b = DirBuilder::new();
                     b.mode(DIR_MODE);
                     match dir.create_dir_with(name, &b) {
-                        Ok(()) => created.push((dir.share().map_err(Walk::Io)?, name.clone())),
+                        Ok(()) => match dir.share() {
+                            Ok(handle) => created.push((handle, name.clone())),
+                            Err(e) => {
+                                let _ = dir.remove_dir(name);
+                                Parent { dir, created }.rollback();
+                                return Err(Walk::Io(e));
+                            }
+                        },
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                         Err(e) => {
                             Parent { dir, created }.rollback();
@@ -557,25 +598,36 @@ impl Reference {
         if old.is_empty() {
             return Outcome::EmptyOldStr { path: path.into() };
         }
-        let positions: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
-        match positions.len() {
-            0 => {
-                return Outcome::NoMatch {
-                    old_str: old.into(),
-                    path: path.into(),
+        let mut matches = text.match_indices(old).map(|(i, _)| i);
+        let Some(pos) = matches.next() else {
+            return Outcome::NoMatch {
+                old_str: old.into(),
+                path: path.into(),
+            };
+        };
+        if let Some(second) = matches.next() {
+            // One forward pass over the text (positions ascend), each line listed once, at
+            // most MAX_LISTED_LINES of them: linear even for a file full of matches.
+            let mut lines = vec![line_of(&text, pos)];
+            let (mut line, mut at) = (lines[0], pos);
+            for i in std::iter::once(second).chain(matches) {
+                line += text.as_bytes()[at..i]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                at = i;
+                if lines.last() != Some(&line) {
+                    if lines.len() == MAX_LISTED_LINES {
+                        break;
+                    }
+                    lines.push(line);
                 }
             }
-            1 => {}
-            _ => {
-                let mut lines: Vec<usize> = positions.iter().map(|&i| line_of(&text, i)).collect();
-                lines.dedup();
-                return Outcome::MultipleMatches {
-                    old_str: old.into(),
-                    lines,
-                };
-            }
+            return Outcome::MultipleMatches {
+                old_str: old.into(),
+                lines,
+            };
         }
-        let pos = positions[0];
         let mut updated = String::with_capacity(text.len() + new.len());
         updated.push_str(&text[..pos]);
         updated.push_str(new);
@@ -648,7 +700,7 @@ impl Reference {
         // remove_dir_all walks with no-follow handles and unlinks links it meets (cap-std);
         // remove_file is unlinkat, which removes a link itself.
         let result = if ft.is_dir() {
-            parent.remove_dir_all(name)
+            remove_tree(&parent, name)
         } else {
             parent.remove_file(name)
         };
@@ -800,11 +852,59 @@ fn walk_outcome(w: Walk, path: &str, not_found: Outcome) -> Outcome {
 }
 
 fn io_outcome(path: &str, e: &io::Error) -> Outcome {
-    let kind = e.kind().to_string().to_lowercase();
+    // The OS's words for the error number ("too many open files"), never the message of an
+    // io::Error, which may carry a host path.
+    let kind = match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code)
+            .to_string()
+            .to_lowercase(),
+        // Errors memcert makes itself (io::Error::other) carry their own words.
+        None if e.kind() == io::ErrorKind::Other => e.to_string(),
+        None => e.kind().to_string().to_lowercase(),
+    };
     Outcome::IoError {
         path: path.into(),
         kind,
     }
+}
+
+/// Remove the directory `name` in `parent` and everything below it, iteratively (no recursion,
+/// so no stack overflow on a deep tree) and handle-relative with no-follow opens: a link met on
+/// the way is unlinked, never followed, even if it was swapped in while the delete runs (B14).
+/// Trees deeper than [`MAX_DELETE_DEPTH`] are refused before anything more is removed.
+fn remove_tree(parent: &Dir, name: &str) -> io::Result<()> {
+    let mut stack: Vec<(Dir, std::ffi::OsString)> =
+        vec![(parent.open_dir_nofollow(name)?, name.into())];
+    while let Some((dir, _)) = stack.last() {
+        let mut subdir = None;
+        for entry in dir.entries()? {
+            let entry = entry?;
+            let child = entry.file_name();
+            if entry.file_type()?.is_dir() {
+                subdir = Some(child);
+                break;
+            }
+            dir.remove_file(&child)?;
+        }
+        match subdir {
+            Some(child) => {
+                if stack.len() > MAX_DELETE_DEPTH {
+                    return Err(io::Error::other("too deeply nested"));
+                }
+                match dir.open_dir_nofollow(&child) {
+                    Ok(sub) => stack.push((sub, child)),
+                    // Swapped for a link or a file since it was listed: unlink that instead.
+                    Err(_) => dir.remove_file(&child)?,
+                }
+            }
+            None => {
+                let (done, child) = stack.pop().expect("the loop holds an entry");
+                drop(done);
+                stack.last().map_or(parent, |(d, _)| d).remove_dir(&child)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// 1-based line number of byte offset `pos`.
@@ -825,12 +925,13 @@ fn collect(dir: &Dir, prefix: &str, depth: u32, out: &mut Vec<ListEntry>) {
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            if name.starts_with('.') || name == "node_modules" {
+            if name.starts_with('.') || name == "node_modules" || name.chars().any(forbidden_char) {
                 return None;
             }
             let meta = dir.symlink_metadata(&name).ok()?;
             let ft = meta.file_type();
-            (ft.is_dir() || ft.is_file()).then_some((name, meta))
+            // A hard-linked file may be an outside file: its size is not shown either (S-9).
+            (ft.is_dir() || (ft.is_file() && meta.nlink() == 1)).then_some((name, meta))
         })
         .collect();
     items.sort_by(|a, b| a.0.cmp(&b.0));

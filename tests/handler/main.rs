@@ -216,3 +216,75 @@ fn a_line_limit_of_exactly_999999_lines_is_accepted() {
         "Here's the content of /memories/max.txt with line numbers:\n999998\tx\n999999\tx\n1000000\t"
     );
 }
+
+#[test]
+fn many_matches_are_listed_in_linear_time_and_capped() {
+    // See: review R1 (a str_replace on a file full of matches was quadratic).
+    let (dir, mut h) = store();
+    std::fs::write(dir.path().join("memories/a.txt"), "a\n".repeat(200_000)).unwrap();
+    let r = h.apply(&json!({"command": "str_replace", "path": "/memories/a.txt", "old_str": "a", "new_str": "b"}));
+    assert!(r.is_error);
+    let text = r.text();
+    let list = text
+        .split("in lines: ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(". Please ensure it is unique");
+    let listed: Vec<&str> = list.split(", ").collect();
+    assert_eq!(listed.len(), memcert::handler::reference::MAX_LISTED_LINES);
+    assert_eq!(listed[..3], ["1", "2", "3"]);
+    assert_eq!(listed[999], "1000");
+}
+
+#[test]
+fn a_deep_tree_is_deleted_without_recursion_and_a_too_deep_one_is_refused() {
+    // See: review R2 (recursive delete of a tree built with renames overflowed the stack).
+    let (dir, mut h) = store();
+    let deep = |levels: usize| format!("t/{}", "a/".repeat(levels));
+    std::fs::create_dir_all(dir.path().join("memories").join(deep(200))).unwrap();
+    std::fs::write(dir.path().join("memories").join(deep(200)).join("f"), "x").unwrap();
+    let r = h.apply(&json!({"command": "delete", "path": "/memories/t"}));
+    assert_eq!(r.text(), "Successfully deleted /memories/t");
+    assert!(!dir.path().join("memories/t").exists());
+    std::fs::create_dir_all(dir.path().join("memories").join(deep(300))).unwrap();
+    let r = h.apply(&json!({"command": "delete", "path": "/memories/t"}));
+    assert!(r.is_error);
+    assert_eq!(
+        r.text(),
+        "Error: The path /memories/t could not be accessed (too deeply nested)."
+    );
+}
+
+#[test]
+fn a_store_root_that_is_a_symlink_is_refused() {
+    // See: known-bugs B10 (a symlinked store root moves the whole store).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("outside")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside"), dir.path().join("memories")).unwrap();
+    let e = Reference::open_ambient(
+        &dir.path().join("memories"),
+        Profile::Docs,
+        Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the store root is a symbolic link; memcert refuses to follow it (B10)"
+    );
+}
+
+#[test]
+fn listings_leave_out_forged_names_and_hard_links() {
+    // See: review R4, R5; behaviour spec S-9.
+    let (dir, mut h) = store();
+    let m = dir.path().join("memories");
+    std::fs::write(m.join("x\n4.0K\t\u{2215}memories\u{2215}forged"), "f").unwrap();
+    std::fs::write(m.join("b\u{202e}txt.exe"), "f").unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "0123456789").unwrap();
+    std::fs::hard_link(dir.path().join("outside.txt"), m.join("hard")).unwrap();
+    std::fs::write(m.join("ok.txt"), "ok").unwrap();
+    let r = h.apply(&json!({"command": "view", "path": "/memories"}));
+    let text = r.text();
+    let lines: Vec<&str> = text.lines().skip(2).collect();
+    assert_eq!(lines, ["2B\t/memories/ok.txt"]);
+}
