@@ -159,6 +159,11 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
     obs.token = sandbox.token().to_owned();
     obs.host_paths = sandbox.host_paths();
     obs.outside_before = sandbox.outside_unchecked();
+    let watched_before: Vec<_> = target
+        .watched()
+        .iter()
+        .map(|w| watched_unchecked(w))
+        .collect();
     let run = sandbox.run_dir().to_string_lossy();
     let inputs: Vec<Value> = case
         .steps
@@ -181,6 +186,20 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         Err(e) => obs.replies.push(Err(format!("reset failed: {e}"))),
     }
     obs.outside_after = sandbox.outside_unchecked();
+    for (w, before) in target.watched().iter().zip(watched_before) {
+        let name = w
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for (rel, node) in before {
+            obs.outside_before
+                .insert(std::path::Path::new(&name).join(rel), node);
+        }
+        for (rel, node) in watched_unchecked(w) {
+            obs.outside_after
+                .insert(std::path::Path::new(&name).join(rel), node);
+        }
+    }
     obs.token_in_store = sandbox.token_in_store_unchecked();
     obs.checked = case
         .checks
@@ -188,6 +207,14 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         .map(|c| sandbox.node_unchecked(&c.path))
         .collect();
     record(case, &inputs, obs, config, started)
+}
+
+/// Everything under a watched folder.
+///
+/// # Ambient authority
+/// Walks a host folder by path, never following links.
+fn watched_unchecked(dir: &std::path::Path) -> crate::attack::sandbox::Tree {
+    crate::attack::sandbox::tree_unchecked(dir)
 }
 
 /// Replace `{RUN}` in every string of a case input with the run folder's absolute path without

@@ -50,7 +50,7 @@ struct CertifyArgs {
     #[arg(long, value_name = "EXE", default_value = "python3")]
     python_exe: String,
     /// A handler process speaking stdio protocol v1 (docs/protocol.md): program and arguments,
-    /// split on whitespace.
+    /// split like a POSIX shell splits words (quotes allowed, no expansion).
     #[arg(long, value_name = "COMMAND")]
     stdio: Option<String>,
     /// Which wording is PASS: docs, python-sdk or typescript-sdk.
@@ -99,10 +99,18 @@ fn run(cli: Cli) -> Result<i32> {
 }
 
 fn certify_cmd(args: CertifyArgs) -> Result<i32> {
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        bail!("--timeout must be a positive number of seconds");
+    if !(0.01..=86_400.0).contains(&args.timeout) {
+        bail!(
+            "--timeout must be between 0.01 and 86400 seconds, got {}",
+            args.timeout
+        );
     }
     let timeout = Duration::from_secs_f64(args.timeout);
+    if let Some(path) = &args.report_json {
+        // Fail now, not after the run, when the report cannot be written.
+        std::fs::write(path, b"")
+            .with_context(|| format!("cannot write the JSON report {}", path.display()))?;
+    }
     let cases = certify::select(catalog::all(), &args.cases, &args.exclude)
         .context("bad --cases or --exclude glob")?;
     if cases.is_empty() {
@@ -115,12 +123,12 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         let cmd = python::adapter_command(adapter_dir.path(), &args.python_exe, spec)?;
         Box::new(started(Stdio::new(cmd, timeout))?)
     } else if let Some(line) = &args.stdio {
-        let mut words = line.split_whitespace();
-        let Some(program) = words.next() else {
+        let words = shell_words::split(line).context("--stdio: cannot split the command line")?;
+        let Some((program, rest)) = words.split_first() else {
             bail!("--stdio needs a command");
         };
         let mut cmd = std::process::Command::new(program);
-        cmd.args(words);
+        cmd.args(rest);
         Box::new(started(Stdio::new(cmd, timeout))?)
     } else {
         Box::new(InProcess::reference(args.profile))

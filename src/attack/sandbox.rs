@@ -252,6 +252,16 @@ impl Sandbox {
     }
 }
 
+/// Every object under `dir` (relative paths), links not followed.
+///
+/// # Ambient authority
+/// Walks a host folder by path.
+pub fn tree_unchecked(dir: &Path) -> Tree {
+    let mut tree = Tree::new();
+    walk_unchecked(dir, dir, Path::new(""), &mut tree);
+    tree
+}
+
 fn node_at(p: &Path) -> Option<Node> {
     let meta = std::fs::symlink_metadata(p).ok()?;
     let ft = meta.file_type();

@@ -54,6 +54,12 @@ impl<W: Write> Reporter for Terminal<W> {
                     if self.done == self.total {
                         eprint!("\r\x1b[2K");
                     }
+                } else {
+                    // Not a terminal (CI): one line per case, so a slow run is never silent.
+                    eprintln!(
+                        "[{:>4}/{}] {:<10} {}",
+                        self.done, self.total, r.verdict, r.id
+                    );
                 }
                 self.cases.push((*r).clone());
             }
@@ -70,7 +76,7 @@ impl<W: Write> Reporter for Terminal<W> {
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     let mut s = String::new();
     s.push_str(&format!("memcert {} certify\n", env!("CARGO_PKG_VERSION")));
-    s.push_str(&format!("target:  {}\n", summary.target));
+    s.push_str(&format!("target:  {}\n", visible(&summary.target)));
     s.push_str(&format!(
         "profile: {}{}    cases: {}\n",
         summary.profile,
@@ -91,7 +97,7 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         s.push_str(&format!("\n{v} ({})\n", list.len()));
         for c in list {
             let why = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
-            s.push_str(&format!("  {:<48} {}\n", c.id, why));
+            s.push_str(&format!("  {:<48} {}\n", c.id, visible(why)));
         }
     }
     s.push('\n');
@@ -116,7 +122,12 @@ fn detail(c: &CaseRecord) -> String {
     s.push_str(&format!("  requirement: {}\n", c.requirement));
     s.push_str(&format!("  source:      {}\n", c.source.join(", ")));
     for f in &c.findings {
-        s.push_str(&format!("  - {} [{}] {}\n", f.verdict, f.kind, f.detail));
+        s.push_str(&format!(
+            "  - {} [{}] {}\n",
+            f.verdict,
+            f.kind,
+            visible(&f.detail)
+        ));
     }
     for (i, step) in c.steps.iter().enumerate() {
         s.push_str(&format!("  step {} input: {}\n", i + 1, step.input));
@@ -145,7 +156,7 @@ fn detail(c: &CaseRecord) -> String {
                     }
                 }
             }
-            (None, Some(e)) => s.push_str(&format!("    no reply: {e}\n")),
+            (None, Some(e)) => s.push_str(&format!("    no reply: {}\n", visible(e))),
             (None, None) => {}
         }
     }
@@ -170,7 +181,9 @@ fn indent(label: &str, text: &str) -> String {
     s
 }
 
-/// Show tabs, carriage returns and other control characters as escapes; keep everything else.
+/// Show tabs, carriage returns and other control characters (ANSI escapes included) as escapes;
+/// keep everything else. Handler-controlled text goes through here, so it cannot forge report
+/// lines or colour a CI log.
 fn visible(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     for c in line.chars() {

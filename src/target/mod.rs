@@ -73,6 +73,13 @@ pub trait Target {
     /// [`TargetError`] when no answer came; the case is ERROR.
     fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError>;
 
+    /// Host folders this handler may not write to either (an external handler's HOME and
+    /// TMPDIR): the runner compares them before and after each case like the sandbox outside
+    /// the root.
+    fn watched(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// Stop the handler (end of run).
     fn shutdown(&mut self) {}
 }

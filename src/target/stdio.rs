@@ -26,6 +26,46 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time limit for start-up and hello (interpreters import slowly).
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 const STDERR_TAIL: usize = 8 * 1024;
+/// Longest answer line accepted (a 999,999-line file view is about 10 MiB).
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Read one `\n`-terminated line of UTF-8, refusing lines over `cap` bytes (so a handler that
+/// writes without end cannot grow memcert's memory). `Ok(None)` at end of stream.
+fn read_line_capped(r: &mut impl BufRead, cap: usize) -> std::io::Result<Option<String>> {
+    let mut buf = Vec::new();
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                String::from_utf8(buf).map(Some).map_err(|_| bad_utf8())
+            };
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        buf.extend_from_slice(&chunk[..take]);
+        r.consume(take);
+        if buf.len() > cap {
+            return Err(std::io::Error::other(format!(
+                "an answer line longer than {cap} bytes"
+            )));
+        }
+        if done {
+            buf.pop();
+            return String::from_utf8(buf).map(Some).map_err(|_| bad_utf8());
+        }
+    }
+}
+
+fn bad_utf8() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "an answer line that is not UTF-8",
+    )
+}
 
 struct Proc {
     child: Child,
@@ -44,6 +84,7 @@ pub struct Stdio {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     handler: String,
     next_id: u64,
+    home: Option<tempfile::TempDir>,
 }
 
 impl Stdio {
@@ -70,6 +111,10 @@ impl Stdio {
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             handler: String::new(),
             next_id: 0,
+            home: tempfile::Builder::new()
+                .prefix("memcert-home-")
+                .tempdir()
+                .ok(),
         }
     }
 
@@ -80,6 +125,16 @@ impl Stdio {
     pub fn start(&mut self) -> Result<String, TargetError> {
         self.stop();
         let mut cmd = Command::new(&self.program);
+        // Its own process group, so a timeout stops wrappers (sh, npx, uv run) and their
+        // children alike.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // A HOME and TMPDIR of its own, watched by the runner: a write there during a case is a
+        // write outside the root.
+        if let Some(home) = &self.home {
+            for var in ["HOME", "TMPDIR", "TMP", "TEMP"] {
+                cmd.env(var, home.path());
+            }
+        }
         cmd.args(&self.args)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Pipe::piped())
@@ -94,9 +149,16 @@ impl Stdio {
         let mut stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let stop = line.is_err();
-                if tx.send(line).is_err() || stop {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let line = read_line_capped(&mut reader, MAX_LINE_BYTES);
+                let stop = !matches!(line, Ok(Some(_)));
+                let msg = match line {
+                    Ok(Some(l)) => Ok(l),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
+                if tx.send(msg).is_err() || stop {
                     break;
                 }
             }
@@ -156,6 +218,9 @@ impl Stdio {
 
     fn stop(&mut self) {
         if let Some(mut p) = self.proc.take() {
+            if let Some(pid) = rustix::process::Pid::from_raw(p.child.id() as i32) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
             let _ = p.child.kill();
             let _ = p.child.wait();
         }
@@ -188,7 +253,7 @@ impl Stdio {
                 Ok(v @ Value::Object(_)) => Ok(v),
                 _ => Err(TargetError::BadJson(cut(&text))),
             },
-            Ok(Err(e)) => Err(TargetError::Io(e)),
+            Ok(Err(e)) => Err(TargetError::BadJson(e.to_string())),
             Err(RecvTimeoutError::Timeout) => Err(TargetError::Timeout(timeout)),
             Err(RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(Duration::from_millis(50));
@@ -234,6 +299,10 @@ impl Drop for Stdio {
 }
 
 impl Target for Stdio {
+    fn watched(&self) -> Vec<std::path::PathBuf> {
+        self.home.iter().map(|h| h.path().to_path_buf()).collect()
+    }
+
     fn describe(&self) -> String {
         if self.handler.is_empty() {
             self.display.clone()

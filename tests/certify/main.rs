@@ -361,3 +361,81 @@ fn binary_exit_codes_and_json_report() {
     let out = memcert(&["certify", "--cases", "no-such-case/*"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_timeout_stops_the_whole_process_group_behind_a_wrapper_shell() {
+    // The handler runs behind `sh -c` (as with npx or uv run): killing only the shell would leave
+    // it running.
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let script = root().join("fixtures/handlers/raw_hang.py");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(format!(
+        "python3 '{}' '{}'",
+        script.display(),
+        pids.display()
+    ));
+    let mut t = Stdio::new(cmd, Duration::from_millis(500));
+    let v = run(&mut t, Profile::Docs, &["view/missing", "delete/missing"]);
+    assert_eq!(
+        v,
+        BTreeMap::from([
+            ("delete/missing".to_owned(), Verdict::Error),
+            ("view/missing".to_owned(), Verdict::Error)
+        ])
+    );
+    drop(t);
+    let started: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(started.len(), 2, "one handler per timed-out case");
+    std::thread::sleep(Duration::from_millis(200));
+    for pid in started {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Gone, or a zombie that is no longer running.
+        assert!(
+            state.is_empty() || state.contains(") Z"),
+            "handler {pid} still runs: {state}"
+        );
+    }
+}
+
+#[test]
+fn binary_refuses_bad_flags_before_running() {
+    let out = memcert(&["certify", "--timeout", "1e20"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--timeout must be between 0.01 and 86400 seconds"));
+    let out = memcert(&["certify", "--report-json", "/nonexistent-dir/r.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("cannot write the JSON report /nonexistent-dir/r.json"));
+    assert!(out.stdout.is_empty(), "nothing ran");
+    let out = memcert(&["certify", "--stdio", "python3 'unterminated"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--stdio: cannot split the command line"));
+}
+
+#[test]
+fn stdio_command_lines_are_split_like_a_shell() {
+    // A quoted path with a space reaches the handler as one argument.
+    let dir = tempfile::tempdir().unwrap();
+    let spaced = dir.path().join("my handler.py");
+    std::fs::copy(root().join("fixtures/handlers/raw_exit.py"), &spaced).unwrap();
+    let out = memcert(&[
+        "certify",
+        "--stdio",
+        &format!("python3 '{}'", spaced.display()),
+        "--cases",
+        "view/missing",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("target:  raw_exit"), "{stdout}");
+    assert!(
+        stdout.contains("the handler exited (exit status: 3)"),
+        "{stdout}"
+    );
+}
