@@ -306,6 +306,7 @@ fn binary_exit_codes_and_json_report() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("verdict: CERTIFIED"));
 
+    // The acceptance run of the core issue, as a user types it, on the whole catalog.
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json");
     let py = python();
@@ -317,8 +318,6 @@ fn binary_exit_codes_and_json_report() {
         &py,
         "--profile",
         "python-sdk",
-        "--cases",
-        "symlink/inner-*",
         "--report-json",
         report.to_str().unwrap(),
     ]);
@@ -329,24 +328,37 @@ fn binary_exit_codes_and_json_report() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("verdict: NOT CERTIFIED (3 UNSAFE)"),
+        stdout.contains("verdict: NOT CERTIFIED (6 UNSAFE, 4 FAIL)"),
         "{stdout}"
     );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(json["summary"]["total"], 5);
-    assert_eq!(json["summary"]["counts"]["UNSAFE"], 3);
+    assert_eq!(json["summary"]["total"], catalog::all().len());
+    let verdicts: BTreeMap<&str, Verdict> = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] != "PASS")
+        .map(|c| {
+            let v = Verdict::ALL
+                .into_iter()
+                .find(|v| c["verdict"] == v.as_str())
+                .unwrap();
+            (c["id"].as_str().unwrap(), v)
+        })
+        .collect();
+    assert_eq!(verdicts, python_sdk_expected());
     let case = json["cases"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["id"] == "symlink/inner-file/delete")
         .unwrap();
-    assert_eq!(case["verdict"], "UNSAFE");
     assert_eq!(
         case["steps"][0]["reply"]["content"],
         "Successfully deleted /memories/inner_link"
     );
+    assert_eq!(case["findings"][0]["kind"], "check");
 
     let out = memcert(&[
         "certify",

@@ -288,3 +288,30 @@ fn listings_leave_out_forged_names_and_hard_links() {
     let lines: Vec<&str> = text.lines().skip(2).collect();
     assert_eq!(lines, ["2B\t/memories/ok.txt"]);
 }
+
+#[test]
+fn files_over_the_size_limit_are_refused_for_reading_and_editing() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        fsync: false,
+        max_file_bytes: 10,
+    };
+    let mut h =
+        Reference::open_ambient(&dir.path().join("memories"), Profile::Docs, options).unwrap();
+    std::fs::write(dir.path().join("memories/big.txt"), "0123456789A").unwrap();
+    let want =
+        "Error: The file /memories/big.txt is larger than the 10-byte limit for memory files.";
+    for input in [
+        json!({"command": "view", "path": "/memories/big.txt"}),
+        json!({"command": "str_replace", "path": "/memories/big.txt", "old_str": "A", "new_str": "B"}),
+        json!({"command": "insert", "path": "/memories/big.txt", "insert_line": 0, "insert_text": "x"}),
+    ] {
+        let r = h.apply(&input);
+        assert!(r.is_error);
+        assert_eq!(r.text(), want);
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("memories/big.txt")).unwrap(),
+        "0123456789A"
+    );
+}
