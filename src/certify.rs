@@ -165,10 +165,11 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         .map(|w| watched_unchecked(w))
         .collect();
     let run = sandbox.run_dir().to_string_lossy();
+    let root = sandbox.root().to_string_lossy();
     let inputs: Vec<Value> = case
         .steps
         .iter()
-        .map(|s| instantiate(&s.input, run.trim_start_matches('/')))
+        .map(|s| instantiate(&s.input, run.trim_start_matches('/'), &root))
         .collect();
     obs.inputs = inputs.iter().map(Value::to_string).collect();
     match target.reset(sandbox.base(), sandbox.root()) {
@@ -217,15 +218,19 @@ fn watched_unchecked(dir: &std::path::Path) -> crate::attack::sandbox::Tree {
     crate::attack::sandbox::tree_unchecked(dir)
 }
 
-/// Replace `{RUN}` in every string of a case input with the run folder's absolute path without
-/// its leading `/`, so `/memories/../../(...)/{RUN}/canary.txt` reaches a canary from any depth.
-pub fn instantiate(input: &Value, run: &str) -> Value {
+/// Fill in the run-time parts of a case input: `{RUN}` becomes the run folder's absolute path
+/// without its leading `/` (so `/memories/../../(...)/{RUN}/canary.txt` reaches a canary from any
+/// depth), and `{DOWN:d}` the way back down from the d-th ancestor of the store root at `root`
+/// (see `attack::payloads::instantiate`).
+pub fn instantiate(input: &Value, run: &str, root: &str) -> Value {
     match input {
-        Value::String(s) if s.contains("{RUN}") => Value::String(s.replace("{RUN}", run)),
-        Value::Array(a) => Value::Array(a.iter().map(|v| instantiate(v, run)).collect()),
+        Value::String(s) if s.contains("{RUN}") || s.contains("{DOWN:") => Value::String(
+            crate::attack::payloads::instantiate(&s.replace("{RUN}", run), root),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|v| instantiate(v, run, root)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, v)| (k.clone(), instantiate(v, run)))
+                .map(|(k, v)| (k.clone(), instantiate(v, run, root)))
                 .collect(),
         ),
         other => other.clone(),

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::io::Write as _;
+
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
@@ -29,6 +31,18 @@ enum Cmd {
     /// Without --python or --stdio, certifies memcert's built-in reference handler.
     /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
     Certify(CertifyArgs),
+    /// Print the traversal payload corpus (every payload goes into each of the 7 path fields).
+    Payloads {
+        /// Only this family (traversal, prefix, absolute, root-alias, control, windows, long).
+        #[arg(long)]
+        family: Option<String>,
+        /// Only traversal payloads of this depth (1-8).
+        #[arg(long)]
+        depth: Option<u8>,
+        /// `text`: one path per line; `jsonl`: one JSON object per payload with its parameters.
+        #[arg(long, default_value = "text", value_parser = ["text", "jsonl"])]
+        format: String,
+    },
     /// List the case ids (after --cases/--exclude), one per line.
     Cases {
         /// Only ids matching this glob (repeatable; `*` matches across `/`).
@@ -95,6 +109,32 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(exit::PASS)
         }
         Cmd::Certify(args) => certify_cmd(args),
+        Cmd::Payloads {
+            family,
+            depth,
+            format,
+        } => {
+            let list: Vec<_> = memcert::attack::payloads::corpus()
+                .into_iter()
+                .filter(|p| family.as_ref().is_none_or(|f| &p.family == f))
+                .filter(|p| depth.is_none_or(|d| p.depth == Some(d)))
+                .collect();
+            if list.is_empty() {
+                bail!("no payload matches --family/--depth");
+            }
+            let mut out = std::io::stdout().lock();
+            for p in list {
+                let line = if format == "jsonl" {
+                    serde_json::to_string(&p)?
+                } else {
+                    p.text.escape_debug().to_string()
+                };
+                if writeln!(out, "{line}").is_err() {
+                    break; // a closed pipe (`| head`) ends the listing quietly
+                }
+            }
+            Ok(exit::PASS)
+        }
     }
 }
 

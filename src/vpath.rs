@@ -26,7 +26,7 @@
 //! | no `..` component | [`Reason::DotDotComponent`] | lexical traversal (B01, B02, B03, B18) |
 //! | no empty component, except one trailing `/` | [`Reason::EmptyComponent`] | `//` aliases the root for delete (B07) |
 //! | no `\` | [`Reason::Backslash`] | a later layer or a Windows host treats it as a separator (B21, B25) |
-//! | no percent-encoded `.`, `/` or `\`, nor an overlong UTF-8 escape, at any decoding depth | [`Reason::PercentEncoded`] | a later decoding stage turns `%2e%2e%2f` or `%252e` or `%c0%af` into traversal (B19, B20) |
+//! | no percent-encoded `.`, `/`, `\` or control character, nor an overlong UTF-8 escape, at any decoding depth | [`Reason::PercentEncoded`] | a later decoding stage turns `%2e%2e%2f` or `%252e` or `%c0%af` into traversal, or `..%00` into `..` at the C boundary (B16, B19, B20) |
 //! | no component whose NFKC form contains `/` or `\` or is `.` or `..` | [`Reason::UnicodeLookalike`] | a careless normaliser folds U+FF0E, U+FF0F, U+2024, U+2025, U+FE52, U+FE68, U+FF3C into dots and separators |
 //! | each component at most 255 bytes | [`Reason::ComponentTooLong`] | `NAME_MAX`; same host-error disclosure as above (§3 P-10) |
 //!
@@ -81,7 +81,8 @@ pub enum Reason {
     DotDotComponent,
     /// A backslash anywhere after `/memories/`.
     Backslash,
-    /// A percent-encoded dot, slash or backslash, or an overlong UTF-8 escape, at any depth.
+    /// A percent-encoded dot, slash, backslash or control character (`%00`: a decoder that runs
+    /// after the check truncates `..%00` to `..`), or an overlong UTF-8 escape, at any depth.
     PercentEncoded,
     /// A component whose NFKC form contains `/` or `\` or equals `.` or `..`.
     UnicodeLookalike,
@@ -116,7 +117,9 @@ impl Reason {
             Reason::DotComponent => "it contains a \".\" component",
             Reason::DotDotComponent => "it contains a \"..\" component",
             Reason::Backslash => "it contains a backslash",
-            Reason::PercentEncoded => "it contains a percent-encoded dot or separator",
+            Reason::PercentEncoded => {
+                "it contains a percent-encoded dot, separator or control character"
+            }
             Reason::UnicodeLookalike => {
                 "it contains a character that normalises to a dot or a separator"
             }
@@ -342,7 +345,7 @@ fn escapes_a_separator(s: &[u8]) -> bool {
                 if let Some(code) = code {
                     if let Some(c) = char::from_u32(code) {
                         let folded: String = c.to_string().nfkc().collect();
-                        if folded.contains(['.', '/', '\\']) {
+                        if folded.contains(['.', '/', '\\']) || folded.chars().any(forbidden_char) {
                             found = true;
                         }
                     }
@@ -362,7 +365,7 @@ fn escapes_a_separator(s: &[u8]) -> bool {
 fn bad_escaped_run(run: &[u8]) -> bool {
     run.iter().enumerate().any(|(k, &b)| {
         let next = run.get(k + 1).copied();
-        matches!(b, b'.' | b'/' | b'\\' | 0xC0 | 0xC1)
+        matches!(b, b'.' | b'/' | b'\\' | 0xC0 | 0xC1 | 0x00..=0x1F | 0x7F)
             || (b == 0xE0 && matches!(next, Some(0x80..=0x9F)))
             || (b == 0xF0 && matches!(next, Some(0x80..=0x8F)))
     })
@@ -452,6 +455,9 @@ mod tests {
             ("/memories/%u002e%u002e", Reason::PercentEncoded),
             ("/memories/%uff0e", Reason::PercentEncoded),
             ("/memories/%%32%65", Reason::PercentEncoded),
+            ("/memories/..%00", Reason::PercentEncoded),
+            ("/memories/a%0ab", Reason::PercentEncoded),
+            ("/memories/a%u0000", Reason::PercentEncoded),
             ("/memories/\u{ff0e}\u{ff0e}", Reason::UnicodeLookalike),
             ("/memories/\u{2025}", Reason::UnicodeLookalike),
             ("/memories/\u{2024}", Reason::UnicodeLookalike),

@@ -1,5 +1,7 @@
-//! The attack side: the sandbox a case runs in (canaries planted around the store root) and the
-//! oracle that judges, from the filesystem and the replies alone, whether anything escaped.
+//! The attack side: the traversal payload grammar, the sandbox a case runs in (canaries planted
+//! around the store root) and the oracle that judges, from the filesystem and the replies alone,
+//! whether anything escaped.
 
 pub mod oracle;
+pub mod payloads;
 pub mod sandbox;

@@ -315,3 +315,93 @@ fn files_over_the_size_limit_are_refused_for_reading_and_editing() {
         "0123456789A"
     );
 }
+
+#[test]
+fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
+    // Each payload once, in a field that rotates over the seven path fields (the whole product,
+    // 7x larger, is for `memcert certify --level full` runs, not CI).
+    use memcert::attack::payloads::{corpus, Field};
+    use memcert::suite::{Accept, Level, Reply, Step};
+    let mut target = InProcess::reference(Profile::Docs);
+    let config = Config {
+        profile: Profile::Docs,
+        strict: false,
+    };
+    let mut literal = BTreeSet::new();
+    for (i, p) in corpus().into_iter().enumerate() {
+        let field = Field::ALL[i % Field::ALL.len()];
+        let accept = |verdict, reply| Accept {
+            verdict,
+            reply,
+            profiles: vec![],
+            note: String::new(),
+        };
+        let case = Case {
+            id: format!("payload/{}/{}", p.id, field.as_str()),
+            source: p.source.clone(),
+            requirement: "A payload MUST be refused or stay inside the root.".into(),
+            level: Level::Must,
+            setup: vec![Fs::File {
+                path: "/memories/a.md".into(),
+                content: b"a\n".to_vec(),
+            }],
+            steps: vec![Step {
+                input: field.input(&p.text),
+                accept: vec![
+                    accept(Verdict::Pass, Reply::AnyError),
+                    accept(Verdict::Info, Reply::AnySuccess),
+                ],
+            }],
+            checks: vec![],
+        };
+        let rec = run_case(&case, &mut target, &config);
+        assert!(
+            matches!(rec.verdict, Verdict::Pass | Verdict::Info),
+            "{}: {:?}",
+            case.id,
+            rec.findings
+        );
+        if rec.verdict == Verdict::Info {
+            // Accepted: only as a literal name created inside the store.
+            assert!(!p.real, "{} was accepted", case.id);
+            assert!(
+                matches!(field, Field::CreatePath | Field::RenameNewPath),
+                "{}",
+                case.id
+            );
+            let key = match (&p.dot, &p.slash) {
+                (Some(d), Some(s)) => format!("{d}/{s}"),
+                _ => p.id.clone(),
+            };
+            literal.insert(key);
+        }
+    }
+    // The spellings no rule of the grammar refuses, because no decoder or NFKC turns them into
+    // a separator: U+2215 and `%u2215` (division slash), `....`, `..;`, a drive-relative name, a
+    // device name. A decoder that maps U+2215 to `/` would make them traversal: the oracle, not
+    // the grammar, is what catches that in a third-party handler.
+    let mut want = BTreeSet::new();
+    for dot in [
+        "fullwidth",
+        "one-dot-leaders",
+        "plain",
+        "semicolon",
+        "small-full-stops",
+        "strip-four-dots",
+        "strip-nested",
+        "two-dot-leader",
+    ] {
+        for slash in ["division-slash", "percent-u-slash"] {
+            want.insert(format!("{dot}/{slash}"));
+        }
+    }
+    for other in [
+        "semicolon/slash",
+        "strip-four-dots/slash",
+        "absolute/drive-relative",
+        "windows/device",
+    ] {
+        want.insert(other.to_owned());
+    }
+    assert_eq!(literal, want);
+}

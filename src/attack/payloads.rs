@@ -1,0 +1,363 @@
+//! The traversal payload grammar: named, counted families of model-chosen paths, each placed in
+//! every command field that takes a path.
+//!
+//! Like dotdotpwn, traversal payloads are the product of spellings of `..` ([`Dot`]), spellings
+//! of the separator ([`Slash`]) and a depth (1 to 8), followed by a run-time part `{DOWN:d}` that
+//! leads from the d-th ancestor of the store root back down to the sandbox, so every depth aims at
+//! the same canary (`outside/canary.txt`). Other families (prefix confusion, absolute and
+//! drive/UNC remainders, root aliases, control characters, Windows names, very long names) are
+//! listed as data. The tables live in `src/attack/payloads.toml`; this module holds the grammar,
+//! the loader, the expansion and the deduplication.
+//!
+//! Every payload carries its family and generation parameters, so a failure reads as
+//! "family `traversal`, dot `double-encoded`, slash `slash`, depth 3, field `rename.new_path`".
+//!
+//! # Guarantees
+//! - [`corpus`] is deterministic (same order every time) and has no two payloads with the same
+//!   text; [`pairs`] places each in each of the seven path fields ([`Field::ALL`]).
+//! - Exactly the payloads with `real: true` (plain `..` with `/`) resolve outside on a POSIX
+//!   filesystem as written; the others need a decoding or normalising step to do so.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// A spelling of the `..` component.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dot {
+    /// Kebab-case name, used in ids.
+    pub name: String,
+    /// The spelling.
+    pub text: String,
+    /// The `known-bugs.md` id it comes from.
+    pub source: String,
+}
+
+/// A spelling of the separator after each `..`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slash {
+    /// Kebab-case name, used in ids.
+    pub name: String,
+    /// The spelling.
+    pub text: String,
+    /// The `known-bugs.md` id it comes from.
+    pub source: String,
+}
+
+/// A payload given as data.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Extra {
+    /// Family name (`prefix`, `absolute`, `root-alias`, `control`, `windows`).
+    pub family: String,
+    /// Kebab-case id within the family.
+    pub id: String,
+    /// The path.
+    pub text: String,
+    /// The `known-bugs.md` id it comes from.
+    pub source: String,
+}
+
+/// The grammar's tables, as in `payloads.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grammar {
+    /// Traversal depths.
+    pub depths: Vec<u8>,
+    /// What every traversal aims at, relative to the sandbox base.
+    pub target: String,
+    /// Spellings of `..`.
+    pub dot: Vec<Dot>,
+    /// Spellings of the separator.
+    pub slash: Vec<Slash>,
+    /// Payloads given as data.
+    pub extra: Vec<Extra>,
+}
+
+/// The built-in grammar.
+pub fn grammar() -> &'static Grammar {
+    static G: OnceLock<Grammar> = OnceLock::new();
+    G.get_or_init(|| toml::from_str(include_str!("payloads.toml")).expect("payloads.toml is valid"))
+}
+
+/// One payload with its generation parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Payload {
+    /// Stable id: `traversal/<dot>/<slash>/depth-<d>` or `<family>/<id>`.
+    pub id: String,
+    /// Family: `traversal`, `prefix`, `absolute`, `root-alias`, `control`, `windows`, `long`.
+    pub family: String,
+    /// Name of the `..` spelling (traversal only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dot: Option<String>,
+    /// Name of the separator spelling (traversal only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slash: Option<String>,
+    /// Depth (traversal only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u8>,
+    /// The path; `{DOWN:d}` is filled in per sandbox ([`instantiate`]).
+    pub text: String,
+    /// True when the path resolves outside the root on POSIX exactly as written.
+    pub real: bool,
+    /// The `known-bugs.md` ids it comes from.
+    pub source: Vec<String>,
+}
+
+/// The seven command fields that take a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Field {
+    /// `view.path`
+    ViewPath,
+    /// `create.path`
+    CreatePath,
+    /// `str_replace.path`
+    StrReplacePath,
+    /// `insert.path`
+    InsertPath,
+    /// `delete.path`
+    DeletePath,
+    /// `rename.old_path`
+    RenameOldPath,
+    /// `rename.new_path`
+    RenameNewPath,
+}
+
+impl Field {
+    /// All seven, in spec order.
+    pub const ALL: [Field; 7] = [
+        Field::ViewPath,
+        Field::CreatePath,
+        Field::StrReplacePath,
+        Field::InsertPath,
+        Field::DeletePath,
+        Field::RenameOldPath,
+        Field::RenameNewPath,
+    ];
+
+    /// `command.field`, e.g. `rename.new_path`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::ViewPath => "view.path",
+            Field::CreatePath => "create.path",
+            Field::StrReplacePath => "str_replace.path",
+            Field::InsertPath => "insert.path",
+            Field::DeletePath => "delete.path",
+            Field::RenameOldPath => "rename.old_path",
+            Field::RenameNewPath => "rename.new_path",
+        }
+    }
+
+    /// A `tool_use` input with `path` in this field and valid values elsewhere (the other
+    /// rename path is `/memories/a.md`, which the sandbox plants).
+    pub fn input(self, path: &str) -> Value {
+        match self {
+            Field::ViewPath => json!({"command": "view", "path": path}),
+            Field::CreatePath => json!({"command": "create", "path": path, "file_text": "pwned\n"}),
+            Field::StrReplacePath => {
+                json!({"command": "str_replace", "path": path, "old_str": "SECRET", "new_str": "pwned"})
+            }
+            Field::InsertPath => {
+                json!({"command": "insert", "path": path, "insert_line": 0, "insert_text": "pwned"})
+            }
+            Field::DeletePath => json!({"command": "delete", "path": path}),
+            Field::RenameOldPath => {
+                json!({"command": "rename", "old_path": path, "new_path": "/memories/loot.md"})
+            }
+            Field::RenameNewPath => {
+                json!({"command": "rename", "old_path": "/memories/a.md", "new_path": path})
+            }
+        }
+    }
+}
+
+/// Every payload, deduplicated by text, in a fixed order: traversal (dot, slash, depth), then
+/// the data families, then the long names.
+pub fn corpus() -> Vec<Payload> {
+    let g = grammar();
+    let mut out = Vec::new();
+    for dot in &g.dot {
+        for slash in &g.slash {
+            for &depth in &g.depths {
+                let mut text = String::from("/memories/");
+                for _ in 0..depth {
+                    text.push_str(&dot.text);
+                    text.push_str(&slash.text);
+                }
+                text.push_str(&format!("{{DOWN:{depth}}}{}", g.target));
+                let mut source = vec![dot.source.clone()];
+                if slash.source != dot.source {
+                    source.push(slash.source.clone());
+                }
+                out.push(Payload {
+                    id: format!("traversal/{}/{}/depth-{depth}", dot.name, slash.name),
+                    family: "traversal".into(),
+                    dot: Some(dot.name.clone()),
+                    slash: Some(slash.name.clone()),
+                    depth: Some(depth),
+                    text,
+                    real: dot.text == ".." && slash.text == "/",
+                    source,
+                });
+            }
+        }
+    }
+    for e in &g.extra {
+        out.push(Payload {
+            id: format!("{}/{}", e.family, e.id),
+            family: e.family.clone(),
+            dot: None,
+            slash: None,
+            depth: None,
+            real: e.text.split('/').any(|c| c == ".."),
+            text: e.text.clone(),
+            source: vec![e.source.clone()],
+        });
+    }
+    for (id, text) in [
+        ("component-256", format!("/memories/{}", "a".repeat(256))),
+        ("component-1000", format!("/memories/{}", "a".repeat(1000))),
+        (
+            "path-4097",
+            format!("/memories/{}", "abcdefgh/".repeat(455)),
+        ),
+        (
+            "path-10000",
+            format!("/memories/{}", "abcdefgh/".repeat(1111)),
+        ),
+    ] {
+        out.push(Payload {
+            id: format!("long/{id}"),
+            family: "long".into(),
+            dot: None,
+            slash: None,
+            depth: None,
+            text,
+            real: false,
+            source: vec!["B07".into()],
+        });
+    }
+    let mut seen = HashSet::new();
+    out.retain(|p| seen.insert(p.text.clone()));
+    out
+}
+
+/// Every (payload, field) pair of the corpus.
+pub fn pairs() -> impl Iterator<Item = (Payload, Field)> {
+    corpus()
+        .into_iter()
+        .flat_map(|p| Field::ALL.into_iter().map(move |f| (p.clone(), f)))
+}
+
+/// Fill in `{DOWN:d}` for a store root at `root_abs` (an absolute host path) inside a sandbox
+/// whose base is the root's parent: the path from the d-th ancestor of the root (clamped at `/`)
+/// down to the base, with a trailing `/`.
+pub fn instantiate(text: &str, root_abs: &str) -> String {
+    let comps: Vec<&str> = root_abs.split('/').filter(|c| !c.is_empty()).collect();
+    let mut out = String::with_capacity(text.len() + root_abs.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("{DOWN:") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 6..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[i..]);
+            return out;
+        };
+        let d: usize = after[..close].parse().unwrap_or(1);
+        // The base is comps[..len-1]; the d-th ancestor of the root is comps[..len-d].
+        let base_len = comps.len().saturating_sub(1);
+        let from = comps.len().saturating_sub(d).min(base_len);
+        for c in &comps[from..base_len] {
+            out.push_str(c);
+            out.push('/');
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_corpus_is_large_distinct_and_stable() {
+        let c = corpus();
+        let g = grammar();
+        assert_eq!(
+            c.iter().filter(|p| p.family == "traversal").count(),
+            g.dot.len() * g.slash.len() * g.depths.len()
+        );
+        let texts: HashSet<&str> = c.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts.len(), c.len());
+        let ids: HashSet<&str> = c.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids.len(), c.len());
+        assert!(pairs().count() >= 10_000, "{}", pairs().count());
+        assert_eq!(corpus(), c);
+    }
+
+    #[test]
+    fn only_plain_dotdot_with_slash_is_real() {
+        for p in corpus().iter().filter(|p| p.family == "traversal") {
+            assert_eq!(
+                p.real,
+                p.dot.as_deref() == Some("plain") && p.slash.as_deref() == Some("slash"),
+                "{}",
+                p.id
+            );
+        }
+        let p = corpus()
+            .into_iter()
+            .find(|p| p.id == "traversal/double-encoded/slash/depth-3")
+            .unwrap();
+        assert_eq!(
+            p.text,
+            "/memories/%252e%252e/%252e%252e/%252e%252e/{DOWN:3}outside/canary.txt"
+        );
+    }
+
+    #[test]
+    fn down_leads_back_to_the_base_from_any_depth() {
+        let root = "/tmp/memcert-abc/base/memories";
+        assert_eq!(
+            instantiate("/memories/../{DOWN:1}outside/c", root),
+            "/memories/../outside/c"
+        );
+        assert_eq!(
+            instantiate("/memories/../../{DOWN:2}outside/c", root),
+            "/memories/../../base/outside/c"
+        );
+        assert_eq!(
+            instantiate("/memories/../../../{DOWN:3}x", root),
+            "/memories/../../../memcert-abc/base/x"
+        );
+        assert_eq!(instantiate("{DOWN:4}x", root), "tmp/memcert-abc/base/x");
+        assert_eq!(instantiate("{DOWN:8}x", root), "tmp/memcert-abc/base/x");
+        assert_eq!(instantiate("no placeholder", root), "no placeholder");
+    }
+
+    #[test]
+    fn fields_carry_the_payload_where_they_say() {
+        assert_eq!(Field::RenameNewPath.input("/p")["new_path"], "/p");
+        assert_eq!(Field::RenameOldPath.input("/p")["old_path"], "/p");
+        assert_eq!(Field::InsertPath.input("/p")["path"], "/p");
+        let names: Vec<&str> = Field::ALL.iter().map(|f| f.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "view.path",
+                "create.path",
+                "str_replace.path",
+                "insert.path",
+                "delete.path",
+                "rename.old_path",
+                "rename.new_path"
+            ]
+        );
+    }
+}
