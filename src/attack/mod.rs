@@ -2,6 +2,7 @@
 //! around the store root) and the oracle that judges, from the filesystem and the replies alone,
 //! whether anything escaped.
 
+pub mod fuzz;
 pub mod oracle;
 pub mod payloads;
 pub mod sandbox;

@@ -1,0 +1,181 @@
+//! Fuzz logic, always compiled: the `cargo fuzz` targets under `fuzz/` are one-line glue around
+//! these functions, and `tests/fuzz_regressions.rs` replays the committed seeds and crash
+//! reproducers through the very same functions (style rule 14). Each function panics on a bug.
+
+use std::sync::Mutex;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::handler::reference::{Options, Reference};
+use crate::handler::Handler;
+use crate::protocol::Command;
+use crate::text::Profile;
+use crate::vpath::{forbidden_char, VPath, ROOT};
+
+/// Target `vpath`: arbitrary bytes as a path. An accepted path has only plain names (no `.`,
+/// `..`, empty name, separator, backslash or forbidden character), its canonical form starts
+/// with `/memories` and parses back to the same components (idempotence), and joined lexically
+/// under a root it never leaves that root.
+pub fn vpath(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(p) = VPath::parse(text) else {
+        return;
+    };
+    let canonical = p.canonical();
+    assert!(
+        canonical == ROOT || canonical.starts_with("/memories/"),
+        "{text:?}"
+    );
+    for c in p.components() {
+        assert!(
+            !c.is_empty() && c != "." && c != "..",
+            "{text:?}: component {c:?}"
+        );
+        assert!(!c.contains(['/', '\\']), "{text:?}: component {c:?}");
+        assert!(!c.chars().any(forbidden_char), "{text:?}: component {c:?}");
+    }
+    let again = VPath::parse(&canonical).expect("a canonical path parses");
+    assert_eq!(again.components(), p.components(), "{text:?}");
+    assert_eq!(again.canonical(), canonical, "{text:?}");
+    // Lexical containment: resolving the names under a root never climbs above it.
+    let mut depth: i64 = 0;
+    for c in p.components() {
+        depth += if c == ".." { -1 } else { 1 };
+        assert!(depth >= 0, "{text:?} climbs above the root");
+    }
+}
+
+/// Target `tool_input`: arbitrary bytes as a `tool_use` input (when they are JSON), run on the
+/// reference handler over a throw-away store. Never a panic; malformed input is always an
+/// `is_error` reply; every reply names no host path.
+pub fn tool_input(data: &[u8]) {
+    let Ok(input) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    tool_input_value(&input);
+}
+
+/// [`tool_input`] for an already parsed value; returns whether the reply was an error.
+pub fn tool_input_value(input: &Value) -> bool {
+    static STORE: OnceLock<(tempfile::TempDir, Mutex<Reference>)> = OnceLock::new();
+    let (dir, handler) = STORE.get_or_init(|| {
+        // tmpfs when there is one: fuzzing writes a lot.
+        let shm = std::path::Path::new("/dev/shm");
+        let mut b = tempfile::Builder::new();
+        b.prefix("memcert-fuzz-");
+        let dir = if shm.is_dir() {
+            b.tempdir_in(shm)
+        } else {
+            b.tempdir()
+        }
+        .expect("temp dir");
+        let options = Options {
+            fsync: false,
+            max_file_bytes: 1 << 20,
+        };
+        let h = Reference::open_ambient(&dir.path().join("memories"), Profile::Docs, options)
+            .expect("store");
+        (dir, Mutex::new(h))
+    });
+    let mut h = handler.lock().unwrap_or_else(|e| e.into_inner());
+    let reply = h.apply(input);
+    if Command::parse(input).is_err() {
+        assert!(
+            reply.is_error,
+            "malformed input answered as success: {input}"
+        );
+    }
+    let host = dir.path().to_string_lossy();
+    assert!(
+        !reply.text().contains(host.as_ref()),
+        "host path in reply to {input}"
+    );
+    reply.is_error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fixed-seed smoke loop over both functions (the fuzzers run the same code for longer).
+    #[test]
+    fn smoke_with_a_fixed_seed() {
+        let mut rng = fastrand::Rng::with_seed(0x6d656d63);
+        let alphabet: &[&str] = &[
+            "/memories",
+            "/",
+            "..",
+            ".",
+            "a",
+            "%2e",
+            "%2f",
+            "%25",
+            "\\",
+            "\u{ff0e}",
+            "\u{0}",
+            "\n",
+            "b.txt",
+            "%c0%af",
+            "\u{2025}",
+            "_evil",
+            "X",
+        ];
+        for _ in 0..20_000 {
+            let n = rng.usize(0..8);
+            let s: String = (0..n)
+                .map(|_| alphabet[rng.usize(..alphabet.len())])
+                .collect();
+            vpath(s.as_bytes());
+        }
+        let commands = [
+            "view",
+            "create",
+            "str_replace",
+            "insert",
+            "delete",
+            "rename",
+            "nope",
+        ];
+        let mut successes = 0;
+        for _ in 0..2_000 {
+            // Mostly well-formed paths over a few names, so commands reach real files; now and
+            // then a token from the traversal alphabet.
+            let names = ["a", "b.txt", "d", "d/e.txt"];
+            let mut path = String::from("/memories");
+            for _ in 0..rng.usize(0..3) {
+                path.push('/');
+                if rng.u8(..10) == 0 {
+                    path.push_str(alphabet[rng.usize(..alphabet.len())]);
+                } else {
+                    path.push_str(names[rng.usize(..names.len())]);
+                }
+            }
+            let mut v =
+                serde_json::json!({"command": commands[rng.usize(..commands.len())], "path": path});
+            if rng.bool() {
+                v["file_text"] = "x\n".into();
+            }
+            if rng.bool() {
+                v["insert_line"] = rng.i64(-2..4).into();
+                v["insert_text"] = "y".into();
+            }
+            if rng.bool() {
+                v["old_str"] = "x".into();
+                v["new_str"] = "z".into();
+            }
+            if rng.bool() {
+                v["old_path"] = "/memories/a".into();
+                v["new_path"] = path.clone().into();
+            }
+            if rng.bool() {
+                v["view_range"] = serde_json::json!([rng.i64(-1..3), rng.i64(-1..5)]);
+            }
+            successes += usize::from(!tool_input_value(&v));
+        }
+        // The loop reaches the handler's real work, not only its refusals.
+        assert!(successes > 100, "{successes}");
+    }
+}
