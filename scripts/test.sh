@@ -21,3 +21,18 @@ INSTA_UPDATE=no cargo test --locked
 
 echo "==> benches compile (not run)"
 cargo bench --no-run --locked --quiet
+
+if [ "${MEMCERT_SKIP_FUZZ:-}" = 1 ]; then
+  echo "==> cargo fuzz smoke skipped (MEMCERT_SKIP_FUZZ=1)"
+  exit 0
+fi
+echo "==> cargo fuzz smoke: 10 s per target on the image's nightly"
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  cargo install cargo-fuzz --locked --version 0.13.2 --quiet
+fi
+cd fuzz
+for target in vpath tool_input; do
+  mkdir -p "corpus/$target"
+  cargo +nightly fuzz run "$target" "corpus/$target" "seeds/$target" -- \
+    -dict=dict/memory_paths.dict -max_total_time=10 -print_final_stats=1 2>&1 | tail -n 3
+done

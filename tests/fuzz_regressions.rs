@@ -57,3 +57,18 @@ fn b16_encoded_nul_after_dotdot() {
     fuzz::vpath(b"/memories/..%00/x");
     assert!(memcert::vpath::VPath::parse("/memories/..%00/x").is_err());
 }
+
+#[test]
+fn echoed_host_path_is_not_a_disclosure() {
+    // See: fuzz/regressions/tool_input/echoed-host-path.json, found by `cargo fuzz run
+    // tool_input` in 20 s: the input spells the store's own host path, and the refusal echoes the
+    // input. Only a host path the input did not hold is a disclosure (as in attack::oracle). The
+    // store's name is random per process, so the replay aims at this process's store.
+    let path = format!(
+        "/memories/ts{}/canary.txt",
+        fuzz::fuzz_store_path().display()
+    );
+    assert!(fuzz::tool_input_value(
+        &serde_json::json!({"command": "view", "path": path})
+    ));
+}

@@ -58,10 +58,12 @@ pub fn tool_input(data: &[u8]) {
     tool_input_value(&input);
 }
 
-/// [`tool_input`] for an already parsed value; returns whether the reply was an error.
-pub fn tool_input_value(input: &Value) -> bool {
-    static STORE: OnceLock<(tempfile::TempDir, Mutex<Reference>)> = OnceLock::new();
-    let (dir, handler) = STORE.get_or_init(|| {
+type Store = (tempfile::TempDir, Mutex<Reference>);
+
+/// The one throw-away store the `tool_input` target writes to (made on first use).
+fn store() -> &'static Store {
+    static STORE: OnceLock<Store> = OnceLock::new();
+    STORE.get_or_init(|| {
         // tmpfs when there is one: fuzzing writes a lot.
         let shm = std::path::Path::new("/dev/shm");
         let mut b = tempfile::Builder::new();
@@ -79,20 +81,43 @@ pub fn tool_input_value(input: &Value) -> bool {
         let h = Reference::open_ambient(&dir.path().join("memories"), Profile::Docs, options)
             .expect("store");
         (dir, Mutex::new(h))
-    });
+    })
+}
+
+/// Host path of the `tool_input` target's store (for replays that aim at it).
+pub fn fuzz_store_path() -> std::path::PathBuf {
+    store().0.path().to_path_buf()
+}
+
+/// [`tool_input`] for an already parsed value; returns whether the reply was an error.
+///
+/// The store's host path is exposed by [`fuzz_store_path`], so a replay can aim at it.
+pub fn tool_input_value(input: &Value) -> bool {
+    let (dir, handler) = store();
     let mut h = handler.lock().unwrap_or_else(|e| e.into_inner());
     let reply = h.apply(input);
+    drop(h);
     if Command::parse(input).is_err() {
         assert!(
             reply.is_error,
             "malformed input answered as success: {input}"
         );
     }
+    // A host path the input itself holds may be echoed (the fuzzer finds the store's name by
+    // tracing this very comparison); any other appearance is a disclosure.
     let host = dir.path().to_string_lossy();
-    assert!(
-        !reply.text().contains(host.as_ref()),
-        "host path in reply to {input}"
-    );
+    let name = dir
+        .path()
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let sent = input.to_string();
+    for h in [host.as_ref(), name.as_ref()] {
+        assert!(
+            sent.contains(h) || !reply.text().contains(h),
+            "host path in reply to {input}"
+        );
+    }
     reply.is_error
 }
 
