@@ -12,6 +12,11 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip show anthropic 2>/dev/
 fi
 export MEMCERT_PYTHON="$PWD/.venv/bin/python"
 
+if [ ! -d adapters/node/node_modules/@anthropic-ai/sdk ] || ! grep -q '"version": "1.14.0"' adapters/node/node_modules/@anthropic-ai/sdk/package.json; then
+  echo "==> installing the pinned @anthropic-ai/sdk (adapters/node/package-lock.json)"
+  (cd adapters/node && npm ci --no-audit --no-fund --silent)
+fi
+
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -13,7 +13,7 @@ use memcert::certify::{self, Config, Fanout, Reporter};
 use memcert::exit;
 use memcert::report::{json::JsonReport, terminal::Terminal};
 use memcert::suite::catalog;
-use memcert::target::{inproc::InProcess, python, stdio::Stdio, Target};
+use memcert::target::{inproc::InProcess, node, python, stdio::Stdio, Target};
 use memcert::text::Profile;
 
 /// Certify Claude memory-tool handlers for path-traversal safety and spec conformance.
@@ -28,7 +28,7 @@ struct Cli {
 enum Cmd {
     /// Run the case catalog against a handler and grade every case.
     ///
-    /// Without --python or --stdio, certifies memcert's built-in reference handler.
+    /// Without --python, --node or --stdio, certifies memcert's built-in reference handler.
     /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
     Certify(CertifyArgs),
     /// Print the traversal payload corpus (every payload goes into each of the 7 path fields).
@@ -58,8 +58,21 @@ enum Cmd {
 struct CertifyArgs {
     /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName`, a subclass of
     /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with base_path=.
-    #[arg(long, value_name = "SPEC", conflicts_with = "stdio")]
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["stdio", "node"])]
     python: Option<String>,
+    /// A Node handler for the TypeScript SDK: `path/to/module.mjs:ExportName` (a class like
+    /// BetaLocalFilesystemMemoryTool, built with its static init(baseDir)) or
+    /// `module.mjs:makeHandler` (a factory given the base directory), or a package subpath such as
+    /// `@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool`.
+    #[arg(long, value_name = "SPEC", conflicts_with = "stdio")]
+    node: Option<String>,
+    /// Node interpreter for --node.
+    #[arg(long, value_name = "EXE", default_value = "node")]
+    node_exe: String,
+    /// A folder whose node_modules holds @anthropic-ai/sdk, when the handler's folder and the
+    /// current folder do not.
+    #[arg(long, value_name = "DIR")]
+    node_path: Option<PathBuf>,
     /// Python interpreter for --python (it must have the `anthropic` package).
     #[arg(long, value_name = "EXE", default_value = "python3")]
     python_exe: String,
@@ -161,6 +174,14 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         .tempdir()?;
     let mut target: Box<dyn Target> = if let Some(spec) = &args.python {
         let cmd = python::adapter_command(adapter_dir.path(), &args.python_exe, spec)?;
+        Box::new(started(Stdio::new(cmd, timeout))?)
+    } else if let Some(spec) = &args.node {
+        let cmd = node::adapter_command(
+            adapter_dir.path(),
+            &args.node_exe,
+            spec,
+            args.node_path.as_deref(),
+        )?;
         Box::new(started(Stdio::new(cmd, timeout))?)
     } else if let Some(line) = &args.stdio {
         let words = shell_words::split(line).context("--stdio: cannot split the command line")?;

@@ -512,11 +512,11 @@ class Adapter {
 
   async reset(request) {
     if (this.loadError !== null) return { ok: false, error: this.loadError };
+    this.tool = null; // whatever happens next, no call may reach the previous case's instance
     const baseDir = request.base_dir;
     if (typeof baseDir !== 'string' || !baseDir) {
       return { ok: false, error: 'reset needs "base_dir", an absolute directory path' };
     }
-    this.tool = null;
     const { exported, exportName, kind, sdk } = this.loaded;
     const how =
       kind === 'init' ? `${exportName}.init(base_dir)`
@@ -629,9 +629,12 @@ function writeAll(fd, buffer) {
 }
 
 function encodeAnswer(answer) {
+  // Every string made well formed: JSON.stringify would write a lone surrogate as a "\udXXX" escape, which the
+  // protocol forbids (content is already folded; this covers ids and error texts quoting the handler).
+  const fold = (_key, value) => (typeof value === 'string' ? wellFormed(value) : value);
   let text;
   try {
-    text = JSON.stringify(answer);
+    text = JSON.stringify(answer, fold);
   } catch (e) {
     text = JSON.stringify({
       id: typeof answer.id === 'string' ? answer.id : null,
@@ -639,8 +642,7 @@ function encodeAnswer(answer) {
       error: `the answer cannot be encoded as JSON: ${describeThrown(e)}`,
     });
   }
-  // Strings are already well formed; this catches any left in our own error texts.
-  return Buffer.from(wellFormed(text) + '\n', 'utf8');
+  return Buffer.from(text + '\n', 'utf8');
 }
 
 function openRequests(fd) {

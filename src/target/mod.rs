@@ -8,9 +8,12 @@
 //!   (the built-in reference handler is one);
 //! - [`stdio::Stdio`]: a handler process speaking stdio protocol v1 (`docs/protocol.md`);
 //! - [`python::adapter_command`]: a Python `BetaAbstractMemoryTool` subclass behind the
-//!   embedded adapter, over [`stdio::Stdio`].
+//!   embedded adapter, over [`stdio::Stdio`];
+//! - [`node::adapter_command`]: a TypeScript SDK memory handler behind the embedded Node
+//!   adapter, over [`stdio::Stdio`].
 
 pub mod inproc;
+pub mod node;
 pub mod python;
 pub mod stdio;
 

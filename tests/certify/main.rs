@@ -451,3 +451,147 @@ fn stdio_command_lines_are_split_like_a_shell() {
         "{stdout}"
     );
 }
+
+/// The Node adapter's pinned SDK (`adapters/node/node_modules`, made by scripts/test.sh).
+fn node_path() -> PathBuf {
+    let p = root().join("adapters/node");
+    assert!(
+        p.join("node_modules/@anthropic-ai/sdk").exists(),
+        "no adapters/node/node_modules: run scripts/test.sh, which installs the pinned @anthropic-ai/sdk 1.14.0"
+    );
+    p
+}
+
+fn node_target(spec: &str) -> (tempfile::TempDir, Stdio) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd =
+        memcert::target::node::adapter_command(dir.path(), "node", spec, Some(&node_path()))
+            .unwrap();
+    cmd.current_dir(root());
+    (dir, Stdio::new(cmd, Duration::from_secs(20)))
+}
+
+/// Every verdict of the real TypeScript SDK handler that is not PASS, with the spec row it shows.
+fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
+    use Verdict::*;
+    BTreeMap::from([
+        // B07, §2.1 [C23], §2.2 [B8], §2.6 [H6] [H13], §3 P-9, P-10, P-14: raw Node errors
+        // (ENOTDIR, EINVAL, ENAMETOOLONG, ELOOP, the NUL-byte error) carry the host path.
+        ("view/missing/parent-is-file", Unsafe),
+        ("create/parent-is-file", Unsafe),
+        ("rename/into-own-subtree", Unsafe),
+        ("rename/destination-parent-is-file", Unsafe),
+        ("path/long/component", Unsafe),
+        ("path/long/path", Unsafe),
+        ("traversal/nul/view", Unsafe),
+        ("traversal/nul/create", Unsafe),
+        ("symlink/loop/view", Unsafe),
+        // §3 S-9: a hard link to an outside file is read.
+        ("symlink/hardlink-outside/view", Unsafe),
+        ("symlink/hardlink-outside/str_replace", Unsafe),
+        // §2.1 [C25], §2.3 [X12]: non-UTF-8 files shown and rewritten with U+FFFD.
+        ("view/file/not-utf8", Fail),
+        ("str_replace/not-utf8", Fail),
+        // §2.3 [E4], [E6]: line-by-line matching (two on one line succeed, multi-line never).
+        ("str_replace/multiple/same-line", Fail),
+        ("str_replace/multiline-old-str", Fail),
+        // §2.4 [F3]: insert at n+1 succeeds.
+        ("insert/past-end", Fail),
+        // B06, §3 P-11, §2.2 [B9]: as the Python SDK.
+        ("path/prefix/delete-real-directory", Fail),
+        ("path/newline-in-name", Fail),
+        ("path/tab-in-name", Fail),
+        ("malformed/create/missing-file-text-leaves-nothing", Fail),
+        // §2.1 [X18] [X21], §2.3 [X24], §2.4 [F14] [F16]: mistyped fields used as they come.
+        ("malformed/view/view-range-float", Fail),
+        ("malformed/view/view-range-string-item", Fail),
+        ("malformed/str_replace/new-str-number", Fail),
+        ("malformed/insert/missing-insert-line", Fail),
+        ("malformed/insert/insert-line-float", Fail),
+        // §2.4 [F4]: the range counts the empty line after a final newline ([0, 4]).
+        ("insert/negative", NonStrict),
+        ("insert/huge-line", NonStrict),
+        // §2.4 [F6]: the file keeps its missing final newline.
+        ("insert/no-final-newline", NonStrict),
+        // §2.3 [X1]: writes the text "undefined" for a missing new_str.
+        ("str_replace/new-str-omitted", NonStrict),
+        // §2.6 [X17]: rename onto a dangling link replaces the link.
+        ("symlink/dangling-outside/rename-onto", NonStrict),
+        // The rest as the Python SDK: prefix, aliases, trailing slashes, lenient ranges.
+        ("view/dir/root-trailing-slash", NonStrict),
+        ("view/file/view-range/inverted", NonStrict),
+        ("view/file/view-range/start-zero", NonStrict),
+        ("view/file/view-range/past-end", NonStrict),
+        ("view/file/line-limit/exactly", NonStrict),
+        ("create/trailing-slash", NonStrict),
+        ("delete/file-trailing-slash", NonStrict),
+        ("rename/source-missing", NonStrict),
+        ("root/view/dot", NonStrict),
+        ("root/view/double-slash", NonStrict),
+        ("root/view/via-parent", NonStrict),
+        ("path/prefix/letter-suffix/create", NonStrict),
+        ("path/prefix/bare-suffix/create", NonStrict),
+        ("path/prefix/underscore-sibling/create", NonStrict),
+        ("path/prefix/backup-sibling/create", NonStrict),
+        ("path/dotdot/stays-inside", NonStrict),
+        ("path/dot/inside", NonStrict),
+        ("path/empty-component", NonStrict),
+        ("symlink/inner-file/str_replace", NonStrict),
+        ("malformed/view/view-range-not-list", NonStrict),
+        ("malformed/view/view-range-one-item", NonStrict),
+        ("malformed/view/view-range-strings", NonStrict),
+        ("malformed/insert/insert-line-string", NonStrict),
+        ("malformed/insert/insert-line-bool", NonStrict),
+        ("traversal/absolute/double-slash-create", Info),
+        ("traversal/encoded/single/create", Info),
+        ("traversal/encoded/single/create-dir", Info),
+        ("traversal/backslash/create", Info),
+        ("traversal/unicode/fullwidth-slash/create", Info),
+        ("symlink/inner-file/view", Info),
+    ])
+}
+
+#[test]
+fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
+    let (_dir, mut t) =
+        node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let v = run(&mut t, Profile::TypescriptSdk, &[]);
+    assert_eq!(v.len(), catalog::all().len());
+    assert_eq!(non_pass(&v), typescript_sdk_expected());
+    // The TS SDK removes and renames in-root links themselves (§3 S-4 to S-6): PASS where the
+    // Python SDK is UNSAFE.
+    for id in [
+        "symlink/inner-file/delete",
+        "symlink/inner-dir/delete",
+        "symlink/inner-file/rename",
+    ] {
+        assert_eq!(v[id], Verdict::Pass, "{id}");
+    }
+}
+
+#[test]
+fn node_handler_that_escapes_through_dotdot_is_unsafe() {
+    let (_dir, mut t) = node_target("fixtures/handlers/escape_dotdot.mjs:makeHandler");
+    let v = run(
+        &mut t,
+        Profile::TypescriptSdk,
+        &[
+            "traversal/dotdot/view-sibling-private",
+            "traversal/dotdot/create-escape",
+            "traversal/deep/view-run-canary",
+            "create/new-file",
+        ],
+    );
+    assert_eq!(
+        v,
+        BTreeMap::from([
+            ("create/new-file".to_owned(), Verdict::Pass),
+            ("traversal/deep/view-run-canary".to_owned(), Verdict::Unsafe),
+            ("traversal/dotdot/create-escape".to_owned(), Verdict::Unsafe),
+            (
+                "traversal/dotdot/view-sibling-private".to_owned(),
+                Verdict::Unsafe
+            ),
+        ])
+    );
+}
