@@ -174,6 +174,13 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
     obs.inputs = inputs.iter().map(Value::to_string).collect();
     match target.reset(sandbox.base(), sandbox.root()) {
         Ok(()) => {
+            let swapper = case.race.as_ref().map(|r| {
+                Swapper::start_unchecked(
+                    sandbox.host_unchecked(&r.a),
+                    sandbox.host_unchecked(&r.b),
+                    r.max_swaps,
+                )
+            });
             for input in &inputs {
                 match target.call(input) {
                     Ok(r) => obs.replies.push(Ok(r)),
@@ -182,6 +189,9 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
                         break;
                     }
                 }
+            }
+            if let Some(s) = swapper {
+                s.stop();
             }
         }
         Err(e) => obs.replies.push(Err(format!("reset failed: {e}"))),
@@ -208,6 +218,48 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         .map(|c| sandbox.node_unchecked(&c.path))
         .collect();
     record(case, &inputs, obs, config, started)
+}
+
+/// The harness side of a race: a thread exchanging two host paths atomically, as fast as it can,
+/// until stopped or `max_swaps` exchanges.
+///
+/// # Ambient authority
+/// `renameat2(RENAME_EXCHANGE)` by host path, inside the case's sandbox only.
+struct Swapper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl Swapper {
+    fn start_unchecked(a: std::path::PathBuf, b: std::path::PathBuf, max_swaps: u64) -> Swapper {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut swaps = 0;
+            while swaps < max_swaps && !flag.load(Ordering::Relaxed) {
+                let flags = rustix::fs::RenameFlags::EXCHANGE;
+                if rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags)
+                    .is_err()
+                {
+                    break;
+                }
+                swaps += 1;
+            }
+            // Leave the names as they were laid out.
+            if swaps % 2 == 1 {
+                let flags = rustix::fs::RenameFlags::EXCHANGE;
+                let _ = rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags);
+            }
+            swaps
+        });
+        Swapper { stop, thread }
+    }
+
+    fn stop(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(0)
+    }
 }
 
 /// Everything under a watched folder.

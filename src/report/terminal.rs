@@ -129,7 +129,26 @@ fn detail(c: &CaseRecord) -> String {
             visible(&f.detail)
         ));
     }
-    for (i, step) in c.steps.iter().enumerate() {
+    // Long cases (races) show the steps that matter: those with a grade or a finding of their
+    // own, five at most.
+    let named = |i: usize| {
+        c.findings
+            .iter()
+            .any(|f| f.detail.starts_with(&format!("step {}:", i + 1)))
+    };
+    let shown: Vec<usize> = (0..c.steps.len())
+        .filter(|&i| c.steps.len() <= 3 || c.steps[i].verdict != Verdict::Pass || named(i))
+        .take(5)
+        .collect();
+    if shown.len() < c.steps.len() {
+        s.push_str(&format!(
+            "  ({} of {} steps shown)\n",
+            shown.len(),
+            c.steps.len()
+        ));
+    }
+    for i in shown {
+        let step = &c.steps[i];
         s.push_str(&format!("  step {} input: {}\n", i + 1, step.input));
         s.push_str(&indent("expected", &step.expected));
         match (&step.reply, &step.error) {

@@ -166,16 +166,28 @@ pub struct Case {
     pub steps: Vec<Step>,
     /// Checked on disk after the last command.
     pub checks: Vec<Check>,
+    /// A concurrent swap the harness runs while the steps are sent (TOCTOU cases).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race: Option<Race>,
+}
+
+/// A bounded race: while the case's steps run, the harness keeps exchanging two in-root names
+/// atomically (`renameat2(RENAME_EXCHANGE)`), typically a real directory and a planted symlink to
+/// the outside, as another local process could (§3 S-10, B12, B13). It stops when the last step
+/// is answered, or after [`Race::max_swaps`] exchanges, whichever comes first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Race {
+    /// Virtual path of one name (e.g. the real directory `/memories/real`).
+    pub a: String,
+    /// Virtual path of the other (e.g. the planted link `/memories/.swap`).
+    pub b: String,
+    /// Upper bound on exchanges.
+    pub max_swaps: u64,
 }
 
 impl Case {
     /// The first segment of the id (`view`, `traversal`, ...), the case's category.
     pub fn category(&self) -> &str {
         self.id.split('/').next().unwrap_or("")
-    }
-
-    /// True when any setup item needs a real filesystem (everything does today).
-    pub fn needs_files(&self) -> bool {
-        !self.setup.is_empty() || !self.checks.is_empty()
     }
 }

@@ -1,5 +1,6 @@
-//! Certifier tests: the reference handler, the real Python SDK handler (pinned `anthropic`
-//! 2.14.0 in `.venv`, made by `scripts/test.sh`), and handlers with known flaws in
+//! Certifier tests (race cases apart, in `tests/race/`): the reference handler, the real Python
+//! SDK handler (pinned `anthropic` 2.14.0 in `.venv`, made by `scripts/test.sh`), the real
+//! TypeScript SDK handler (pinned in `adapters/node`), and handlers with known flaws in
 //! `fixtures/handlers/`, each with the exact verdicts it must get; plus the binary's exit codes
 //! and reports. New certifier tests go here; reply strings go in `tests/handler/`.
 
@@ -70,7 +71,7 @@ fn python_target(spec: &str, timeout: Duration) -> (tempfile::TempDir, Stdio) {
 
 fn non_pass(v: &BTreeMap<String, Verdict>) -> BTreeMap<&str, Verdict> {
     v.iter()
-        .filter(|(_, v)| **v != Verdict::Pass)
+        .filter(|(k, v)| **v != Verdict::Pass && !k.starts_with("race/"))
         .map(|(k, v)| (k.as_str(), *v))
         .collect()
 }
@@ -327,8 +328,11 @@ fn binary_exit_codes_and_json_report() {
         stdout.contains("UNSAFE     symlink/inner-file/delete"),
         "{stdout}"
     );
+    // 6 UNSAFE, plus the race cases that caught the handler this time (tests/race/).
     assert!(
-        stdout.contains("verdict: NOT CERTIFIED (6 UNSAFE, 4 FAIL)"),
+        ["6", "7", "8"]
+            .iter()
+            .any(|n| stdout.contains(&format!("verdict: NOT CERTIFIED ({n} UNSAFE, 4 FAIL)"))),
         "{stdout}"
     );
     let json: serde_json::Value =
@@ -338,7 +342,7 @@ fn binary_exit_codes_and_json_report() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["verdict"] != "PASS")
+        .filter(|c| c["verdict"] != "PASS" && !c["id"].as_str().unwrap().starts_with("race/"))
         .map(|c| {
             let v = Verdict::ALL
                 .into_iter()

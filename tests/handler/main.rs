@@ -104,6 +104,10 @@ fn every_reply_string_of_every_case_and_profile() {
                 case.id,
                 rec.findings
             );
+            if case.race.is_some() {
+                // Which reply a raced command gets depends on timing: graded, not snapshotted.
+                continue;
+            }
             let dirs = setup_dirs(case);
             let mut body = String::new();
             for (i, step) in rec.steps.iter().enumerate() {
@@ -353,6 +357,7 @@ fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
                 ],
             }],
             checks: vec![],
+            race: None,
         };
         let rec = run_case(&case, &mut target, &config);
         assert!(

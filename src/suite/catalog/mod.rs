@@ -7,6 +7,7 @@ mod delete;
 mod insert;
 mod malformed;
 mod path;
+mod race;
 mod rename;
 mod root;
 mod str_replace;
@@ -33,6 +34,7 @@ pub fn all() -> Vec<Case> {
     v.extend(path::cases());
     v.extend(traversal::cases());
     v.extend(symlink::cases());
+    v.extend(race::cases());
     v.extend(malformed::cases());
     v
 }
@@ -50,6 +52,7 @@ impl B {
             setup: Vec::new(),
             steps: Vec::new(),
             checks: Vec::new(),
+            race: None,
         })
     }
     pub(crate) fn must(id: &str, requirement: &str, source: &[&str]) -> B {
@@ -116,6 +119,15 @@ impl B {
             verdict,
             &what,
         )
+    }
+    /// Run the steps while the harness keeps exchanging `a` and `b`.
+    pub(crate) fn race(mut self, a: &str, b: &str, max_swaps: u64) -> B {
+        self.0.race = Some(super::Race {
+            a: a.into(),
+            b: b.into(),
+            max_swaps,
+        });
+        self
     }
     pub(crate) fn done(self) -> Case {
         self.0
@@ -208,6 +220,7 @@ mod tests {
             "path",
             "traversal",
             "symlink",
+            "race",
             "malformed",
         ];
         for c in &cases {
