@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Run every memcert test on a fresh machine. Installs what the tests need into the checkout:
-# a Python venv at .venv with the pinned anthropic SDK (adapters/python/requirements.txt).
+# Run every memcert test on a fresh machine. Installs what the tests need: a Python venv at .venv
+# with the pinned anthropic SDK (adapters/python/requirements.txt), adapters/node/node_modules with
+# the pinned @anthropic-ai/sdk (adapters/node/package-lock.json), and cargo-fuzz for a 10 s smoke
+# run per fuzz target on the image's nightly (MEMCERT_SKIP_FUZZ=1 skips that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +40,13 @@ fi
 cd fuzz
 for target in vpath tool_input; do
   mkdir -p "corpus/$target"
-  cargo +nightly fuzz run "$target" "corpus/$target" "seeds/$target" -- \
-    -dict=dict/memory_paths.dict -max_total_time=10 -print_final_stats=1 2>&1 | tail -n 3
+  log="$(mktemp)"
+  if ! cargo +nightly fuzz run "$target" "corpus/$target" "seeds/$target" -- \
+      -dict=dict/memory_paths.dict -max_total_time=10 >"$log" 2>&1; then
+    cat "$log"
+    echo "fuzz target $target failed: minimize the artifact and add it to fuzz/regressions/$target/"
+    exit 1
+  fi
+  grep -E '^Done [0-9]+ runs' "$log" | sed "s/^/$target: /"
+  rm -f "$log"
 done

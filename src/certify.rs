@@ -159,11 +159,6 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
     obs.token = sandbox.token().to_owned();
     obs.host_paths = sandbox.host_paths();
     obs.outside_before = sandbox.outside_unchecked();
-    let watched_before: Vec<_> = target
-        .watched()
-        .iter()
-        .map(|w| watched_unchecked(w))
-        .collect();
     let run = sandbox.run_dir().to_string_lossy();
     let root = sandbox.root().to_string_lossy();
     let inputs: Vec<Value> = case
@@ -171,9 +166,17 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         .iter()
         .map(|s| instantiate(&s.input, run.trim_start_matches('/'), &root))
         .collect();
-    obs.inputs = inputs.iter().map(Value::to_string).collect();
+    obs.inputs = inputs.iter().map(strings_of).collect();
+    // Taken after the reset, which may (re)start the handler: what a start-up writes to its
+    // HOME is not charged to the case.
+    let mut watched_before = Vec::new();
     match target.reset(sandbox.base(), sandbox.root()) {
         Ok(()) => {
+            watched_before = target
+                .watched()
+                .iter()
+                .map(|w| watched_unchecked(w))
+                .collect();
             let swapper = case.race.as_ref().map(|r| {
                 Swapper::start_unchecked(
                     sandbox.host_unchecked(&r.a),
@@ -185,16 +188,18 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
                 match target.call(input) {
                     Ok(r) => obs.replies.push(Ok(r)),
                     Err(e) => {
-                        obs.replies.push(Err(e.to_string()));
+                        obs.replies.push(Err(explain(&e, target)));
                         break;
                     }
                 }
             }
             if let Some(s) = swapper {
-                s.stop();
+                obs.race_swaps = Some(s.stop());
             }
         }
-        Err(e) => obs.replies.push(Err(format!("reset failed: {e}"))),
+        Err(e) => obs
+            .replies
+            .push(Err(format!("reset failed: {}", explain(&e, target)))),
     }
     obs.outside_after = sandbox.outside_unchecked();
     for (w, before) in target.watched().iter().zip(watched_before) {
@@ -218,6 +223,50 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
         .map(|c| sandbox.node_unchecked(&c.path))
         .collect();
     record(case, &inputs, obs, config, started)
+}
+
+/// Every string value of an input (paths, texts), longest first, so a longer echo is taken out
+/// before a shorter one inside it.
+fn strings_of(v: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => {
+                out.push(s.clone());
+                // Replies may escape control characters of a path (vpath::display_path).
+                let shown = crate::vpath::display_path(s);
+                if shown != *s {
+                    out.push(shown);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut out);
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
+}
+
+/// A target error with its causes, and the handler's last stderr lines when the error does not
+/// carry them already.
+fn explain(e: &crate::target::TargetError, target: &dyn Target) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    if !matches!(e, crate::target::TargetError::Exited { .. }) {
+        let tail = target.stderr_tail();
+        let last: Vec<&str> = tail.lines().rev().take(5).collect();
+        if !last.is_empty() {
+            let last: Vec<&str> = last.into_iter().rev().collect();
+            text.push_str(&format!("; stderr ends with: {}", last.join(" | ")));
+        }
+    }
+    text
 }
 
 /// The harness side of a race: a thread exchanging two host paths atomically, as fast as it can,

@@ -31,13 +31,16 @@ enum Cmd {
     /// Without --python, --node or --stdio, certifies memcert's built-in reference handler.
     /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
     Certify(CertifyArgs),
-    /// Print the traversal payload corpus (every payload goes into each of the 7 path fields).
+    /// Print the traversal payload corpus. `{DOWN:d}` in a payload stands for the way back down
+    /// from the d-th ancestor of the store root to the sandbox, filled in per case. The corpus
+    /// feeds the reference handler's tests and the fuzz seeds; `certify` runs the hand-written
+    /// traversal cases.
     Payloads {
         /// Only this family (traversal, prefix, absolute, root-alias, control, windows, long).
         #[arg(long)]
         family: Option<String>,
         /// Only traversal payloads of this depth (1-8).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
         depth: Option<u8>,
         /// `text`: one path per line; `jsonl`: one JSON object per payload with its parameters.
         #[arg(long, default_value = "text", value_parser = ["text", "jsonl"])]
@@ -73,6 +76,10 @@ struct CertifyArgs {
     /// current folder do not.
     #[arg(long, value_name = "DIR")]
     node_path: Option<PathBuf>,
+    /// Extra keyword arguments for the Python handler's constructor, as a JSON object
+    /// (`base_path=` is always given).
+    #[arg(long, value_name = "JSON", requires = "python")]
+    python_init: Option<String>,
     /// Python interpreter for --python (it must have the `anthropic` package).
     #[arg(long, value_name = "EXE", default_value = "python3")]
     python_exe: String,
@@ -93,7 +100,7 @@ struct CertifyArgs {
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
     /// Per-call time limit in seconds for external handlers.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
     timeout: f64,
     /// Also write the full results as JSON to this file.
     #[arg(long, value_name = "FILE")]
@@ -140,7 +147,7 @@ fn run(cli: Cli) -> Result<i32> {
                 let line = if format == "jsonl" {
                     serde_json::to_string(&p)?
                 } else {
-                    p.text.escape_debug().to_string()
+                    memcert::vpath::display_path(&p.text)
                 };
                 if writeln!(out, "{line}").is_err() {
                     break; // a closed pipe (`| head`) ends the listing quietly
@@ -160,8 +167,9 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
     }
     let timeout = Duration::from_secs_f64(args.timeout);
     if let Some(path) = &args.report_json {
-        // Fail now, not after the run, when the report cannot be written.
-        std::fs::write(path, b"")
+        // Fail now, not after the run, when the report cannot be written; an earlier report at
+        // that path stays until the new one replaces it (written atomically at the end).
+        memcert::report::json::check_writable(path)
             .with_context(|| format!("cannot write the JSON report {}", path.display()))?;
     }
     let cases = certify::select(catalog::all(), &args.cases, &args.exclude)
@@ -173,8 +181,16 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         .prefix("memcert-adapter-")
         .tempdir()?;
     let mut target: Box<dyn Target> = if let Some(spec) = &args.python {
-        let cmd = python::adapter_command(adapter_dir.path(), &args.python_exe, spec)?;
-        Box::new(started(Stdio::new(cmd, timeout))?)
+        let mut cmd = python::adapter_command(adapter_dir.path(), &args.python_exe, spec)?;
+        if let Some(init) = &args.python_init {
+            match serde_json::from_str::<serde_json::Value>(init) {
+                Ok(serde_json::Value::Object(_)) => {}
+                _ => bail!("--python-init must be a JSON object, e.g. '{{\"max_bytes\": 1000}}'"),
+            }
+            cmd.arg("--init").arg(init);
+        }
+        let name = format!("python adapter, {}", args.python_exe);
+        Box::new(started(Stdio::new(cmd, timeout).named(name))?)
     } else if let Some(spec) = &args.node {
         let cmd = node::adapter_command(
             adapter_dir.path(),
@@ -182,7 +198,8 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
             spec,
             args.node_path.as_deref(),
         )?;
-        Box::new(started(Stdio::new(cmd, timeout))?)
+        let name = format!("node adapter, {}", args.node_exe);
+        Box::new(started(Stdio::new(cmd, timeout).named(name))?)
     } else if let Some(line) = &args.stdio {
         let words = shell_words::split(line).context("--stdio: cannot split the command line")?;
         let Some((program, rest)) = words.split_first() else {
@@ -190,7 +207,9 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         };
         let mut cmd = std::process::Command::new(program);
         cmd.args(rest);
-        Box::new(started(Stdio::new(cmd, timeout))?)
+        Box::new(started(
+            Stdio::new(cmd, timeout).named(format!("stdio: {line}")),
+        )?)
     } else {
         Box::new(InProcess::reference(args.profile))
     };
@@ -222,10 +241,13 @@ fn started(mut s: Stdio) -> Result<Stdio> {
     if let Err(e) = s.start() {
         let tail = s.stderr_tail();
         let tail = tail.trim();
-        if tail.is_empty() {
-            bail!("the handler cannot be started: {e}");
+        // An exit already carries its stderr; other errors get it appended.
+        if tail.is_empty() || matches!(e, memcert::target::TargetError::Exited { .. }) {
+            return Err(anyhow::Error::new(e).context("the handler cannot be started"));
         }
-        bail!("the handler cannot be started: {e}\nits stderr:\n{tail}");
+        return Err(anyhow::Error::new(e).context(format!(
+            "the handler cannot be started; its stderr:\n{tail}"
+        )));
     }
     Ok(s)
 }

@@ -38,9 +38,11 @@ pub struct Observation {
     pub host_paths: Vec<String>,
     /// Store files that hold the canary token after the run (outside content copied in).
     pub token_in_store: Vec<String>,
-    /// The inputs as sent (JSON), one per step: a host path the input itself holds is not a
-    /// disclosure when the reply echoes it.
-    pub inputs: Vec<String>,
+    /// The strings of each step's input as sent: where a reply echoes one of them (a path that
+    /// itself spells a host path), the echo is not a disclosure, anything else in the reply is.
+    pub inputs: Vec<Vec<String>>,
+    /// Exchanges the harness made during a race case (`None` for other cases).
+    pub race_swaps: Option<u64>,
 }
 
 /// One reason for a verdict.
@@ -85,10 +87,23 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                         detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
                     });
                 }
-                let sent = obs.inputs.get(i).map(String::as_str).unwrap_or("");
-                if let Some(h) = obs.host_paths.iter().find(|h| {
-                    !h.is_empty() && text.contains(h.as_str()) && !sent.contains(h.as_str())
-                }) {
+                // Take out what the reply echoes of the input, then look for host paths.
+                let mut rest = text.clone();
+                // Only inputs that themselves spell a host path are taken out.
+                for echoed in obs.inputs.get(i).into_iter().flatten() {
+                    if obs
+                        .host_paths
+                        .iter()
+                        .any(|h| !h.is_empty() && echoed.contains(h.as_str()))
+                    {
+                        rest = rest.replace(echoed.as_str(), "");
+                    }
+                }
+                if let Some(h) = obs
+                    .host_paths
+                    .iter()
+                    .find(|h| !h.is_empty() && rest.contains(h.as_str()))
+                {
                     findings.push(Finding {
                         verdict: Verdict::Unsafe,
                         kind: "host-path-disclosed".into(),
@@ -119,6 +134,14 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
             verdict: Verdict::Unsafe,
             kind: "outside-changed".into(),
             detail: change,
+        });
+    }
+    if case.race.is_some() && obs.race_swaps == Some(0) {
+        findings.push(Finding {
+            verdict: Verdict::Error,
+            kind: "no-race".into(),
+            detail: "the harness could not exchange the raced names: the race did not happen"
+                .into(),
         });
     }
     for path in &obs.token_in_store {
@@ -349,5 +372,44 @@ mod tests {
             diff(&before, &after),
             ["outside the root, the mode of base/outside/secret.txt was changed from 644 to 666"]
         );
+    }
+
+    #[test]
+    fn an_echoed_host_path_is_fine_but_a_second_one_is_not() {
+        let c = case("traversal/deep/view-run-canary");
+        let sent = "/memories/../../tmp/memcert-x/canary.txt".to_owned();
+        let obs = |reply: &str| Observation {
+            replies: vec![Ok(ToolResult::error(reply))],
+            host_paths: vec!["/tmp/memcert-x".into(), "memcert-x".into()],
+            inputs: vec![vec![sent.clone()]],
+            ..Default::default()
+        };
+        let echo = format!("Invalid path {sent}");
+        assert_eq!(
+            judge(&c, &obs(&echo), Profile::Docs, false).verdict,
+            Verdict::Pass
+        );
+        let leak = format!("Invalid path {sent} (store at /tmp/memcert-x/base/memories)");
+        assert_eq!(
+            judge(&c, &obs(&leak), Profile::Docs, false).verdict,
+            Verdict::Unsafe
+        );
+    }
+
+    #[test]
+    fn a_race_that_never_swapped_is_an_error() {
+        let c = case("race/swap-dir/create");
+        let obs = Observation {
+            replies: c
+                .steps
+                .iter()
+                .map(|_| Ok(ToolResult::error("no")))
+                .collect(),
+            race_swaps: Some(0),
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Error);
+        assert_eq!(j.findings[0].kind, "no-race");
     }
 }

@@ -89,8 +89,21 @@ impl Sandbox {
         ] {
             sb.canary_unchecked(&base.join(rel))?;
         }
-        sb.canary_unchecked(&base.join(format!("outside/canary-{}.txt", sb.token)))?;
-        sb.canary_unchecked(&base.join(format!("memories_evil/canary-{}.txt", sb.token)))?;
+        // A file named after the token in every folder around the root, so a listing of any of
+        // them (not only a read) shows the token.
+        for dir in [
+            "..",
+            ".",
+            "../etc",
+            "etc",
+            "outside",
+            "outside/sub",
+            "memories_evil",
+            "memories_private",
+            "memories_backup",
+        ] {
+            sb.canary_unchecked(&base.join(dir).join(format!("canary-{}.txt", sb.token)))?;
+        }
         for item in setup {
             sb.plant_unchecked(item)?;
         }

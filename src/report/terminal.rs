@@ -1,4 +1,5 @@
-//! The terminal report: a progress line on stderr while cases run (only on a terminal), then
+//! The terminal report: progress on stderr while cases run (a line that rewrites itself on a
+//! terminal, one line per case elsewhere, so CI logs are never silent), then
 //! UNSAFE, ERROR and FAIL cases in full (requirement, findings, input, expected, actual, diff),
 //! NON-STRICT and INFO cases one line each, and a table of verdicts per category.
 
@@ -7,6 +8,9 @@ use std::io::{IsTerminal, Write};
 
 use crate::certify::{CaseRecord, Event, Reporter, Summary};
 use crate::suite::verdict::Verdict;
+
+/// Findings printed per case; the JSON report has them all.
+const MAX_FINDINGS: usize = 10;
 
 /// Writes the human report to `out` when the run finishes.
 pub struct Terminal<W: Write> {
@@ -29,11 +33,6 @@ impl<W: Write> Terminal<W> {
             cases: Vec::new(),
             target: String::new(),
         }
-    }
-
-    /// Give back the writer.
-    pub fn into_inner(self) -> W {
-        self.out
     }
 }
 
@@ -121,12 +120,18 @@ fn detail(c: &CaseRecord) -> String {
     let mut s = format!("{:<10} {}\n", c.verdict, c.id);
     s.push_str(&format!("  requirement: {}\n", c.requirement));
     s.push_str(&format!("  source:      {}\n", c.source.join(", ")));
-    for f in &c.findings {
+    for f in c.findings.iter().take(MAX_FINDINGS) {
         s.push_str(&format!(
             "  - {} [{}] {}\n",
             f.verdict,
             f.kind,
             visible(&f.detail)
+        ));
+    }
+    if c.findings.len() > MAX_FINDINGS {
+        s.push_str(&format!(
+            "  - ... and {} more findings (all in --report-json)\n",
+            c.findings.len() - MAX_FINDINGS
         ));
     }
     // Long cases (races) show the steps that matter: those with a grade or a finding of their
@@ -156,11 +161,18 @@ fn detail(c: &CaseRecord) -> String {
                 let flag = if r.is_error { "is_error: true\n" } else { "" };
                 let actual = format!("{flag}{}", r.text());
                 s.push_str(&indent("actual", &actual));
+                // A line diff only where it reads well: both sides short (a handler may answer
+                // with a million lines), and with a time limit.
+                let small = |t: &str| t.len() <= 20_000 && t.lines().count() <= 400;
                 if step.verdict != Verdict::Pass
                     && (actual.contains('\n') || step.expected.contains('\n'))
+                    && small(&actual)
+                    && small(&step.expected)
                 {
                     s.push_str("    diff (-expected +actual):\n");
-                    let d = similar::TextDiff::from_lines(&step.expected, &actual);
+                    let d = similar::TextDiff::configure()
+                        .timeout(std::time::Duration::from_millis(200))
+                        .diff_lines(&step.expected, &actual);
                     for change in d.iter_all_changes() {
                         let sign = match change.tag() {
                             similar::ChangeTag::Delete => "-",

@@ -82,8 +82,6 @@ pub struct StepGrade {
     pub verdict: Verdict,
     /// The note of the accepted reply, or why none matched.
     pub note: String,
-    /// The best reply for this profile, as text (for diffs).
-    pub expected: String,
 }
 
 /// True when `actual` matches `reply` in `profile` (see the module docs for the rules).
@@ -166,7 +164,6 @@ pub fn grade_step(
     level: Level,
     strict: bool,
 ) -> StepGrade {
-    let expected = expected_text(step, profile);
     for a in applicable(step, profile) {
         if reply_matches(profile, &a.reply, actual) {
             let verdict = if strict && a.verdict == Verdict::NonStrict {
@@ -177,7 +174,6 @@ pub fn grade_step(
             return StepGrade {
                 verdict,
                 note: a.note.clone(),
-                expected,
             };
         }
     }
@@ -188,7 +184,6 @@ pub fn grade_step(
     StepGrade {
         verdict,
         note: "the reply matches none of the acceptable replies".to_owned(),
-        expected,
     }
 }
 

@@ -83,6 +83,11 @@ pub trait Target {
         Vec::new()
     }
 
+    /// The last bytes the handler wrote to stderr (external handlers), for ERROR reasons.
+    fn stderr_tail(&self) -> String {
+        String::new()
+    }
+
     /// Stop the handler (end of run).
     fn shutdown(&mut self) {}
 }

@@ -118,6 +118,12 @@ impl Stdio {
         }
     }
 
+    /// Name the target in reports instead of its command line (which may show a temporary path).
+    pub fn named(mut self, display: impl Into<String>) -> Self {
+        self.display = display.into();
+        self
+    }
+
     /// Start the process and exchange hello; returns the handler's name.
     ///
     /// # Errors
@@ -209,11 +215,7 @@ impl Stdio {
 
     /// The last bytes the handler wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        let (a, b) = t.as_slices();
-        let mut v = a.to_vec();
-        v.extend_from_slice(b);
-        String::from_utf8_lossy(&v).into_owned()
+        tail_of(&self.stderr)
     }
 
     fn stop(&mut self) {
@@ -257,18 +259,20 @@ impl Stdio {
             Err(RecvTimeoutError::Timeout) => Err(TargetError::Timeout(timeout)),
             Err(RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(Duration::from_millis(50));
-                let tail = {
-                    let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-                    let (a, b) = t.as_slices();
-                    let mut v = a.to_vec();
-                    v.extend_from_slice(b);
-                    String::from_utf8_lossy(&v).into_owned()
-                };
+                let tail = tail_of(&self.stderr);
                 let p = self.proc.as_mut().expect("checked above");
                 Err(exited(p, tail))
             }
         }
     }
+}
+
+fn tail_of(buf: &Mutex<VecDeque<u8>>) -> String {
+    let t = buf.lock().unwrap_or_else(|e| e.into_inner());
+    let (a, b) = t.as_slices();
+    let mut v = a.to_vec();
+    v.extend_from_slice(b);
+    String::from_utf8_lossy(&v).into_owned()
 }
 
 fn exited(p: &mut Proc, stderr: String) -> TargetError {
@@ -299,6 +303,10 @@ impl Drop for Stdio {
 }
 
 impl Target for Stdio {
+    fn stderr_tail(&self) -> String {
+        tail_of(&self.stderr)
+    }
+
     fn watched(&self) -> Vec<std::path::PathBuf> {
         self.home.iter().map(|h| h.path().to_path_buf()).collect()
     }
@@ -307,7 +315,7 @@ impl Target for Stdio {
         if self.handler.is_empty() {
             self.display.clone()
         } else {
-            format!("{} (stdio: {})", self.handler, self.display)
+            format!("{} ({})", self.handler, self.display)
         }
     }
 

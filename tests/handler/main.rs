@@ -322,8 +322,8 @@ fn files_over_the_size_limit_are_refused_for_reading_and_editing() {
 
 #[test]
 fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
-    // Each payload once, in a field that rotates over the seven path fields (the whole product,
-    // 7x larger, is for `memcert certify --level full` runs, not CI).
+    // Each payload once, in a field that rotates over the seven path fields (the whole product
+    // is 7x larger; it is the planned `full` level of the certifier, not a CI test).
     use memcert::attack::payloads::{corpus, Field};
     use memcert::suite::{Accept, Level, Reply, Step};
     let mut target = InProcess::reference(Profile::Docs);

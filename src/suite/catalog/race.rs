@@ -8,11 +8,11 @@ use serde_json::json;
 use super::{outside, refused, success_is, B};
 use crate::suite::{verdict::Verdict, Case};
 
-/// Commands per race case. A race finds a check-then-use handler with some probability only:
-/// measured on 2 cores, the Python SDK leaked on a few of 1,000 views (and none in some runs of
-/// 150), and created a file outside in about one create in twenty; the TypeScript SDK leaked in
-/// every run. A PASS here is evidence, not proof; an UNSAFE is proof (the canary was read or an
-/// outside file appeared). A handler that opens by handle never leaks, however many it gets.
+/// Commands per race case. A race finds a check-then-use handler with some probability only,
+/// and less under load. Measured here on 2 cores, per run: the Python SDK read the canary in 0 to
+/// about 60 of 1,000 views and created about 30 to 70 of 400 files outside; the TypeScript SDK
+/// leaked in both on every run. A PASS is evidence, not proof; an UNSAFE is proof. A handler that
+/// opens by handle never leaks, however many commands it gets.
 const VIEWS: usize = 1000;
 const CREATES: usize = 400;
 const MAX_SWAPS: u64 = 2_000_000;
