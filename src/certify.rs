@@ -225,26 +225,18 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
     record(case, &inputs, obs, config, started)
 }
 
-/// Every string value of an input (paths, texts), longest first, so a longer echo is taken out
+/// Every string value of an input and its escaped rendering (replies may escape control
+/// characters of a path, vpath::display_path), longest first, so a longer echo is taken out
 /// before a shorter one inside it.
 fn strings_of(v: &Value) -> Vec<String> {
-    fn walk(v: &Value, out: &mut Vec<String>) {
-        match v {
-            Value::String(s) => {
-                out.push(s.clone());
-                // Replies may escape control characters of a path (vpath::display_path).
-                let shown = crate::vpath::display_path(s);
-                if shown != *s {
-                    out.push(shown);
-                }
-            }
-            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-            Value::Object(o) => o.values().for_each(|x| walk(x, out)),
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
-    walk(v, &mut out);
+    for s in crate::protocol::strings_in(v) {
+        let shown = crate::vpath::display_path(&s);
+        if shown != s {
+            out.push(shown);
+        }
+        out.push(s);
+    }
     out.sort_by_key(|s| std::cmp::Reverse(s.len()));
     out
 }

@@ -194,6 +194,21 @@ impl Command {
     }
 }
 
+/// Every string value inside a JSON value (paths, texts), in document order.
+pub fn strings_in(v: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut out);
+    out
+}
+
 /// The six command names, in spec order.
 pub const COMMANDS: [&str; 6] = [
     "view",

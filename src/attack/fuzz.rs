@@ -90,15 +90,6 @@ fn store() -> &'static Store {
     })
 }
 
-fn collect_strings(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
-        Value::Object(o) => o.values().for_each(|x| collect_strings(x, out)),
-        _ => {}
-    }
-}
-
 /// Host path of the `tool_input` target's store (for replays that aim at it).
 pub fn fuzz_store_path() -> std::path::PathBuf {
     store().0.path().to_path_buf()
@@ -128,8 +119,7 @@ pub fn tool_input_value(input: &Value) -> bool {
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     let mut rest = reply.text();
-    let mut strings = Vec::new();
-    collect_strings(input, &mut strings);
+    let mut strings = crate::protocol::strings_in(input);
     strings.sort_by_key(|s| std::cmp::Reverse(s.len()));
     for s in strings {
         if s.contains(name.as_ref()) {
@@ -178,15 +168,10 @@ mod tests {
                 .collect();
             vpath(s.as_bytes());
         }
-        let commands = [
-            "view",
-            "create",
-            "str_replace",
-            "insert",
-            "delete",
-            "rename",
-            "nope",
-        ];
+        let commands: Vec<&str> = crate::protocol::COMMANDS
+            .into_iter()
+            .chain(["nope"])
+            .collect();
         let mut successes = 0;
         for _ in 0..2_000 {
             // Mostly well-formed paths over a few names, so commands reach real files; now and
