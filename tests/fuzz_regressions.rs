@@ -72,3 +72,22 @@ fn echoed_host_path_is_not_a_disclosure() {
         &serde_json::json!({"command": "view", "path": path})
     ));
 }
+
+#[test]
+fn a_listing_of_names_that_spell_the_host_path_is_not_a_disclosure() {
+    // See: fuzz/regressions/tool_input/listing-after-host-named-file.json, found by the 10 s
+    // smoke run of `tool_input` in CI: an earlier input created a file named after the store's
+    // host folder (the fuzzer learns the name by tracing the comparison), and a later
+    // `view /memories` listed it. The store is shared by the inputs of a run, so only error
+    // replies are checked for host paths.
+    let name = fuzz::fuzz_store_path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let create = serde_json::json!({"command": "create", "path": format!("/memories/{name}.txt"), "file_text": "x"});
+    assert!(!fuzz::tool_input_value(&create));
+    assert!(!fuzz::tool_input_value(
+        &serde_json::json!({"command": "view", "path": "/memories"})
+    ));
+}
