@@ -11,7 +11,9 @@ use clap::{Parser, Subcommand};
 
 use memcert::certify::{self, Config, Fanout, Reporter};
 use memcert::exit;
-use memcert::report::{json::JsonReport, terminal::Terminal};
+use memcert::report::{json, junit, markdown, terminal::Terminal, FileReport};
+
+type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
 use memcert::suite::catalog;
 use memcert::target::{inproc::InProcess, node, python, stdio::Stdio, Target};
 use memcert::text::Profile;
@@ -105,6 +107,12 @@ struct CertifyArgs {
     /// Also write the full results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
+    /// Also write JUnit XML to this file (one test case per case id).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Also write a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -166,11 +174,17 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         );
     }
     let timeout = Duration::from_secs_f64(args.timeout);
-    if let Some(path) = &args.report_json {
-        // Fail now, not after the run, when the report cannot be written; an earlier report at
-        // that path stays until the new one replaces it (written atomically at the end).
-        memcert::report::json::check_writable(path)
-            .with_context(|| format!("cannot write the JSON report {}", path.display()))?;
+    for (what, path) in [
+        ("JSON report", &args.report_json),
+        ("JUnit report", &args.junit),
+        ("Markdown report", &args.markdown),
+    ] {
+        if let Some(path) = path {
+            // Fail now, not after the run, when a report cannot be written; an earlier report
+            // at that path stays until the new one replaces it (written atomically at the end).
+            memcert::report::check_writable(path)
+                .with_context(|| format!("cannot write the {what} {}", path.display()))?;
+        }
     }
     let cases = certify::select(catalog::all(), &args.cases, &args.exclude)
         .context("bad --cases or --exclude glob")?;
@@ -217,17 +231,26 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         profile: args.profile,
         strict: args.strict,
     };
+    let mut files: Vec<FileReport> = [
+        (args.report_json.clone(), json::render_file as ReportRender),
+        (args.junit.clone(), junit::render),
+        (args.markdown.clone(), markdown::render),
+    ]
+    .into_iter()
+    .filter_map(|(path, render)| path.map(|p| FileReport::new(p, render)))
+    .collect();
     let mut terminal = Terminal::new(std::io::stdout());
-    let mut json = args.report_json.clone().map(JsonReport::new);
     let summary = {
-        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut terminal];
-        if let Some(j) = json.as_mut() {
-            reporters.push(j);
-        }
+        // Files first: they are written even if printing the terminal report is cut short.
+        let mut reporters: Vec<&mut dyn Reporter> =
+            files.iter_mut().map(|f| f as &mut dyn Reporter).collect();
+        reporters.push(&mut terminal);
         certify::run(&config, &cases, target.as_mut(), &mut Fanout(reporters))
     };
-    if let Some(JsonReport { error: Some(e), .. }) = json {
-        bail!("cannot write the JSON report: {e}");
+    for f in &files {
+        if let Some(e) = &f.error {
+            bail!("cannot write the report {}: {e}", f.path().display());
+        }
     }
     Ok(if summary.certified {
         exit::PASS

@@ -1,7 +1,83 @@
 //! Reporters: consumers of `certify::Event`s. They read events, never a target.
 //!
 //! - [`terminal`]: progress on stderr, then a summary a person reads (worst cases first);
-//! - [`json`]: one JSON file with the summary and one record per case (`--report-json`).
+//! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
+//! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
+//! - [`markdown`]: a summary that fits a CI job summary (`--markdown`).
 
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod terminal;
+
+use std::io;
+use std::path::Path;
+
+/// Fail when a report could not be written at `path` (its folder missing or read-only), without
+/// touching a report already there.
+///
+/// # Errors
+/// The I/O error of creating a temporary file beside `path`.
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    tempfile::NamedTempFile::new_in(folder_of(path)).map(drop)
+}
+
+/// Write `text` to `path` through a temporary file in the same folder and a rename, so a reader
+/// never sees half a report.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
+    use std::io::Write as _;
+    let mut tmp = tempfile::NamedTempFile::new_in(folder_of(path))?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.persist(path).map(drop).map_err(|e| e.error)
+}
+
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// A reporter that keeps every case and writes one file, rendered by `render`, when the run
+/// finishes; the write error, if any, is kept for the caller.
+pub struct FileReport {
+    path: std::path::PathBuf,
+    render: fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String,
+    cases: Vec<crate::certify::CaseRecord>,
+    /// The error of writing the file.
+    pub error: Option<io::Error>,
+}
+
+impl FileReport {
+    /// A report written to `path` with `render`.
+    pub fn new(
+        path: std::path::PathBuf,
+        render: fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String,
+    ) -> Self {
+        FileReport {
+            path,
+            render,
+            cases: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The file this report goes to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl crate::certify::Reporter for FileReport {
+    fn event(&mut self, event: &crate::certify::Event<'_>) {
+        use crate::certify::Event;
+        match event {
+            Event::Started { .. } => self.cases.clear(),
+            Event::CaseFinished(r) => self.cases.push((*r).clone()),
+            Event::Finished(summary) => {
+                if let Err(e) = write_atomic(&self.path, &(self.render)(summary, &self.cases)) {
+                    self.error = Some(e);
+                }
+            }
+        }
+    }
+}

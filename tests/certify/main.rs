@@ -324,7 +324,23 @@ fn binary_exit_codes_and_json_report() {
         "race/*",
         "--report-json",
         report.to_str().unwrap(),
+        "--junit",
+        dir.path().join("r.xml").to_str().unwrap(),
+        "--markdown",
+        dir.path().join("r.md").to_str().unwrap(),
     ]);
+    let xml = std::fs::read_to_string(dir.path().join("r.xml")).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), catalog::all().len() - 2);
+    assert_eq!(xml.matches("<failure ").count(), 10, "6 UNSAFE and 4 FAIL");
+    assert!(
+        xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
+    );
+    let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED**: `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
+    assert!(
+        md.contains("| UNSAFE | `symlink/inner-file/delete` |"),
+        "{md}"
+    );
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

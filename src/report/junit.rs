@@ -1,0 +1,57 @@
+//! `--junit FILE`: JUnit XML (quick-junit), one test suite per case category, one test case per
+//! case named by its id. UNSAFE and FAIL are failures (type `UNSAFE`/`FAIL`), ERROR an error,
+//! SKIPPED skipped; PASS, NON-STRICT and INFO pass, the last two with their finding in
+//! `system-out`. A failure's message starts with the requirement (style rule 8).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::certify::{CaseRecord, Summary};
+use crate::suite::verdict::Verdict;
+
+/// Render a finished run as JUnit XML.
+pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
+    let mut report = Report::new(format!("memcert certify ({})", summary.profile));
+    let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
+    for c in cases {
+        let detail = details(c);
+        let mut status = match c.verdict {
+            Verdict::Pass | Verdict::NonStrict | Verdict::Info => TestCaseStatus::success(),
+            Verdict::Skipped => TestCaseStatus::skipped(),
+            Verdict::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+            Verdict::Fail | Verdict::Unsafe => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        };
+        if !matches!(
+            c.verdict,
+            Verdict::Pass | Verdict::NonStrict | Verdict::Info
+        ) {
+            let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
+            status
+                .set_type(c.verdict.as_str())
+                .set_message(format!("{} {}", c.requirement, first))
+                .set_description(detail.clone());
+        }
+        let mut tc = TestCase::new(c.id.clone(), status);
+        tc.set_classname(format!("memcert.{}", c.category))
+            .set_time(Duration::from_millis(c.duration_ms));
+        if matches!(c.verdict, Verdict::NonStrict | Verdict::Info) {
+            tc.set_system_out(format!("{}: {detail}", c.verdict));
+        }
+        suites
+            .entry(c.category.as_str())
+            .or_insert_with(|| TestSuite::new(c.category.clone()))
+            .add_test_case(tc);
+    }
+    report.add_test_suites(suites.into_values());
+    report.to_string().expect("JUnit XML serialises")
+}
+
+fn details(c: &CaseRecord) -> String {
+    let mut s = format!("{}\nsource: {}\n", c.requirement, c.source.join(", "));
+    for f in &c.findings {
+        s.push_str(&format!("- {} [{}] {}\n", f.verdict, f.kind, f.detail));
+    }
+    s
+}

@@ -1,0 +1,211 @@
+//! `--markdown FILE`: a summary that fits a CI job summary (`$GITHUB_STEP_SUMMARY`): the verdict,
+//! a table per category, the UNSAFE, ERROR and FAIL cases with their requirement and first
+//! finding, then NON-STRICT and INFO in a collapsed list.
+
+use std::collections::BTreeMap;
+
+use crate::certify::{CaseRecord, Summary};
+use crate::suite::verdict::Verdict;
+
+const COLUMNS: [Verdict; 7] = [
+    Verdict::Pass,
+    Verdict::NonStrict,
+    Verdict::Info,
+    Verdict::Fail,
+    Verdict::Unsafe,
+    Verdict::Error,
+    Verdict::Skipped,
+];
+
+/// Render a finished run as Markdown.
+pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
+    let mut s = String::from("## memcert certify\n\n");
+    let verdict = if summary.certified {
+        "**CERTIFIED**"
+    } else {
+        "**NOT CERTIFIED**"
+    };
+    s.push_str(&format!(
+        "{verdict}: `{}`, profile `{}`{}, {} cases\n\n",
+        cell(&summary.target),
+        summary.profile,
+        if summary.strict { " (strict)" } else { "" },
+        summary.total
+    ));
+    s.push_str("| category |");
+    for v in COLUMNS {
+        s.push_str(&format!(" {v} |"));
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---:|".repeat(COLUMNS.len()));
+    s.push('\n');
+    let mut by: BTreeMap<&str, BTreeMap<Verdict, usize>> = BTreeMap::new();
+    for c in cases {
+        *by.entry(&c.category)
+            .or_default()
+            .entry(c.verdict)
+            .or_default() += 1;
+    }
+    for (cat, counts) in &by {
+        s.push_str(&format!("| {cat} |"));
+        for v in COLUMNS {
+            s.push_str(&format!(" {} |", counts.get(&v).copied().unwrap_or(0)));
+        }
+        s.push('\n');
+    }
+    let worst: Vec<&CaseRecord> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
+        .iter()
+        .flat_map(|v| cases.iter().filter(move |c| c.verdict == *v))
+        .collect();
+    if !worst.is_empty() {
+        s.push_str("\n| verdict | case | requirement | finding |\n|---|---|---|---|\n");
+        for c in worst {
+            let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
+            s.push_str(&format!(
+                "| {} | `{}` | {} | {} |\n",
+                c.verdict,
+                c.id,
+                cell(&c.requirement),
+                cell(first)
+            ));
+        }
+    }
+    let soft: Vec<&CaseRecord> = cases
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::NonStrict | Verdict::Info))
+        .collect();
+    if !soft.is_empty() {
+        s.push_str(&format!(
+            "\n<details><summary>NON-STRICT and INFO ({})</summary>\n\n",
+            soft.len()
+        ));
+        for c in soft {
+            let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
+            s.push_str(&format!("- {} `{}`: {}\n", c.verdict, c.id, cell(first)));
+        }
+        s.push_str("\n</details>\n");
+    }
+    s
+}
+
+/// Text safe inside a table cell: no newlines, no pipes, no HTML.
+fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '`' => out.push('\''),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attack::oracle::Finding;
+    use crate::suite::Level;
+    use crate::text::Profile;
+
+    pub(crate) fn sample() -> (Summary, Vec<CaseRecord>) {
+        let rec = |id: &str, verdict, detail: &str| CaseRecord {
+            id: id.into(),
+            category: id.split('/').next().unwrap().into(),
+            requirement: "R MUST hold.".into(),
+            source: vec!["B01".into()],
+            level: Level::Must,
+            verdict,
+            findings: if detail.is_empty() {
+                vec![]
+            } else {
+                vec![Finding {
+                    verdict,
+                    kind: "reply".into(),
+                    detail: detail.into(),
+                }]
+            },
+            steps: vec![],
+            duration_ms: 3,
+        };
+        let cases = vec![
+            rec("view/missing", Verdict::Pass, ""),
+            rec(
+                "path/dot/inside",
+                Verdict::NonStrict,
+                "step 1: accepted a . component",
+            ),
+            rec(
+                "symlink/loop/view",
+                Verdict::Unsafe,
+                "step 1: the reply discloses the host path /tmp/x|y",
+            ),
+        ];
+        let mut counts: BTreeMap<String, usize> = Verdict::ALL
+            .iter()
+            .map(|v| (v.as_str().to_owned(), 0))
+            .collect();
+        counts.insert("PASS".into(), 1);
+        counts.insert("NON-STRICT".into(), 1);
+        counts.insert("UNSAFE".into(), 1);
+        let summary = Summary {
+            target: "t".into(),
+            profile: Profile::PythonSdk,
+            strict: false,
+            counts,
+            total: 3,
+            certified: false,
+        };
+        (summary, cases)
+    }
+
+    #[test]
+    fn markdown_layout() {
+        let (summary, cases) = sample();
+        assert_eq!(
+            render(&summary, &cases),
+            "## memcert certify\n\n**NOT CERTIFIED**: `t`, profile `python-sdk`, 3 cases\n\n\
+| category | PASS | NON-STRICT | INFO | FAIL | UNSAFE | ERROR | SKIPPED |\n\
+|---|---:|---:|---:|---:|---:|---:|---:|\n\
+| path | 0 | 1 | 0 | 0 | 0 | 0 | 0 |\n\
+| symlink | 0 | 0 | 0 | 0 | 1 | 0 | 0 |\n\
+| view | 1 | 0 | 0 | 0 | 0 | 0 | 0 |\n\n\
+| verdict | case | requirement | finding |\n|---|---|---|---|\n\
+| UNSAFE | `symlink/loop/view` | R MUST hold. | step 1: the reply discloses the host path /tmp/x\\|y |\n\n\
+<details><summary>NON-STRICT and INFO (1)</summary>\n\n\
+- NON-STRICT `path/dot/inside`: step 1: accepted a . component\n\n</details>\n"
+        );
+    }
+
+    #[test]
+    fn junit_names_cases_by_id_and_fails_unsafe_ones() {
+        let (summary, cases) = sample();
+        let want = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="memcert certify (python-sdk)" tests="3" skipped="0" failures="1" errors="0">
+    <testsuite name="path" tests="1" skipped="0" errors="0" failures="0">
+        <testcase name="path/dot/inside" classname="memcert.path" time="0.003">
+            <system-out>NON-STRICT: R MUST hold.
+source: B01
+- NON-STRICT [reply] step 1: accepted a . component
+</system-out>
+        </testcase>
+    </testsuite>
+    <testsuite name="symlink" tests="1" skipped="0" errors="0" failures="1">
+        <testcase name="symlink/loop/view" classname="memcert.symlink" time="0.003">
+            <failure message="R MUST hold. step 1: the reply discloses the host path /tmp/x|y" type="UNSAFE">R MUST hold.
+source: B01
+- UNSAFE [reply] step 1: the reply discloses the host path /tmp/x|y
+</failure>
+        </testcase>
+    </testsuite>
+    <testsuite name="view" tests="1" skipped="0" errors="0" failures="0">
+        <testcase name="view/missing" classname="memcert.view" time="0.003"/>
+    </testsuite>
+</testsuites>
+"#;
+        assert_eq!(crate::report::junit::render(&summary, &cases), want);
+    }
+}
