@@ -83,6 +83,36 @@ pub struct Summary {
     pub certified: bool,
 }
 
+impl Summary {
+    /// The totals of a run with these case verdicts: counts for every verdict (zero included),
+    /// and certified when none is FAIL, UNSAFE or ERROR.
+    pub fn of(
+        target: String,
+        config: &Config,
+        verdicts: impl IntoIterator<Item = Verdict>,
+    ) -> Summary {
+        let mut counts: BTreeMap<String, usize> = Verdict::ALL
+            .iter()
+            .map(|v| (v.as_str().to_owned(), 0))
+            .collect();
+        let mut total = 0;
+        let mut certified = true;
+        for v in verdicts {
+            *counts.entry(v.as_str().to_owned()).or_default() += 1;
+            certified &= !v.blocks_certification();
+            total += 1;
+        }
+        Summary {
+            target,
+            profile: config.profile,
+            strict: config.strict,
+            counts,
+            total,
+            certified,
+        }
+    }
+}
+
 /// What the runner tells reporters.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -390,26 +420,14 @@ pub fn run(
         profile: config.profile,
         total: cases.len(),
     });
-    let mut counts: BTreeMap<String, usize> = Verdict::ALL
-        .iter()
-        .map(|v| (v.as_str().to_owned(), 0))
-        .collect();
-    let mut certified = true;
+    let mut verdicts = Vec::with_capacity(cases.len());
     for case in cases {
         let rec = run_case(case, target, config);
-        *counts.entry(rec.verdict.as_str().to_owned()).or_default() += 1;
-        certified &= !rec.verdict.blocks_certification();
+        verdicts.push(rec.verdict);
         reporter.event(&Event::CaseFinished(&rec));
     }
     target.shutdown();
-    let summary = Summary {
-        target: target.describe(),
-        profile: config.profile,
-        strict: config.strict,
-        counts,
-        total: cases.len(),
-        certified,
-    };
+    let summary = Summary::of(target.describe(), config, verdicts);
     reporter.event(&Event::Finished(&summary));
     summary
 }

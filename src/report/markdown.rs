@@ -2,20 +2,10 @@
 //! a table per category, the UNSAFE, ERROR and FAIL cases with their requirement and first
 //! finding, then NON-STRICT and INFO in a collapsed list.
 
-use std::collections::BTreeMap;
-
 use crate::certify::{CaseRecord, Summary};
 use crate::suite::verdict::Verdict;
 
-const COLUMNS: [Verdict; 7] = [
-    Verdict::Pass,
-    Verdict::NonStrict,
-    Verdict::Info,
-    Verdict::Fail,
-    Verdict::Unsafe,
-    Verdict::Error,
-    Verdict::Skipped,
-];
+use super::COLUMNS;
 
 /// Render a finished run as Markdown.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
@@ -39,13 +29,7 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     s.push_str("\n|---|");
     s.push_str(&"---:|".repeat(COLUMNS.len()));
     s.push('\n');
-    let mut by: BTreeMap<&str, BTreeMap<Verdict, usize>> = BTreeMap::new();
-    for c in cases {
-        *by.entry(&c.category)
-            .or_default()
-            .entry(c.verdict)
-            .or_default() += 1;
-    }
+    let by = super::by_category(cases);
     for (cat, counts) in &by {
         s.push_str(&format!("| {cat} |"));
         for v in COLUMNS {
@@ -144,21 +128,11 @@ mod tests {
                 "step 1: the reply discloses the host path /tmp/x|y",
             ),
         ];
-        let mut counts: BTreeMap<String, usize> = Verdict::ALL
-            .iter()
-            .map(|v| (v.as_str().to_owned(), 0))
-            .collect();
-        counts.insert("PASS".into(), 1);
-        counts.insert("NON-STRICT".into(), 1);
-        counts.insert("UNSAFE".into(), 1);
-        let summary = Summary {
-            target: "t".into(),
+        let config = crate::certify::Config {
             profile: Profile::PythonSdk,
             strict: false,
-            counts,
-            total: 3,
-            certified: false,
         };
+        let summary = Summary::of("t".into(), &config, cases.iter().map(|c| c.verdict));
         (summary, cases)
     }
 

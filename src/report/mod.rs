@@ -10,8 +10,35 @@ pub mod junit;
 pub mod markdown;
 pub mod terminal;
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
+
+use crate::certify::CaseRecord;
+use crate::suite::verdict::Verdict;
+
+/// The verdict columns of every per-category table, in report order.
+pub const COLUMNS: [Verdict; 7] = [
+    Verdict::Pass,
+    Verdict::NonStrict,
+    Verdict::Info,
+    Verdict::Fail,
+    Verdict::Unsafe,
+    Verdict::Error,
+    Verdict::Skipped,
+];
+
+/// Cases per category (first id segment) and verdict, categories sorted.
+pub fn by_category(cases: &[CaseRecord]) -> BTreeMap<&str, BTreeMap<Verdict, usize>> {
+    let mut by: BTreeMap<&str, BTreeMap<Verdict, usize>> = BTreeMap::new();
+    for c in cases {
+        *by.entry(c.category.as_str())
+            .or_default()
+            .entry(c.verdict)
+            .or_default() += 1;
+    }
+    by
+}
 
 /// Fail when a report could not be written at `path` (its folder missing or read-only), without
 /// touching a report already there.

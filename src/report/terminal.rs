@@ -229,22 +229,8 @@ fn visible(line: &str) -> String {
 }
 
 fn table(cases: &[CaseRecord]) -> String {
-    let mut by: BTreeMap<&str, BTreeMap<Verdict, usize>> = BTreeMap::new();
-    for c in cases {
-        *by.entry(c.category.as_str())
-            .or_default()
-            .entry(c.verdict)
-            .or_default() += 1;
-    }
-    let cols = [
-        Verdict::Pass,
-        Verdict::NonStrict,
-        Verdict::Info,
-        Verdict::Fail,
-        Verdict::Unsafe,
-        Verdict::Error,
-        Verdict::Skipped,
-    ];
+    let by = super::by_category(cases);
+    let cols = super::COLUMNS;
     let mut s = format!("{:<12}", "category");
     for v in cols {
         s.push_str(&format!("{:>11}", v.as_str()));
@@ -333,21 +319,15 @@ mod tests {
             ToolResult::error("a\tb"),
             "a\tb",
         );
-        let mut counts: BTreeMap<String, usize> = Verdict::ALL
-            .iter()
-            .map(|v| (v.as_str().to_owned(), 0))
-            .collect();
-        counts.insert("UNSAFE".into(), 1);
-        counts.insert("NON-STRICT".into(), 1);
-        counts.insert("PASS".into(), 1);
-        let summary = Summary {
-            target: "t".into(),
+        let config = crate::certify::Config {
             profile: Profile::Docs,
             strict: false,
-            counts,
-            total: 3,
-            certified: false,
         };
+        let summary = Summary::of(
+            "t".into(),
+            &config,
+            [Verdict::Pass, Verdict::NonStrict, Verdict::Unsafe],
+        );
         let text = render(&summary, &[pass, ns, unsafe_case]);
         let want = format!(
             "memcert {} certify\ntarget:  t\nprofile: docs    cases: 3\n\n\

@@ -70,6 +70,14 @@ fn python_target(spec: &str, timeout: Duration) -> (tempfile::TempDir, Stdio) {
     (dir, Stdio::new(cmd, timeout))
 }
 
+/// An expected verdict map from (id, verdict) pairs.
+fn want<const N: usize>(pairs: [(&str, Verdict); N]) -> BTreeMap<String, Verdict> {
+    pairs
+        .into_iter()
+        .map(|(id, v)| (id.to_owned(), v))
+        .collect()
+}
+
 fn non_pass(v: &BTreeMap<String, Verdict>) -> BTreeMap<&str, Verdict> {
     v.iter()
         .filter(|(k, v)| **v != Verdict::Pass && !k.starts_with("race/"))
@@ -231,12 +239,12 @@ fn handler_that_never_sets_is_error_fails_every_error_case() {
     );
     assert_eq!(
         v,
-        BTreeMap::from([
-            ("create/new-file".to_owned(), Verdict::Pass),
-            ("delete/missing".to_owned(), Verdict::Fail),
-            ("rename/destination-exists".to_owned(), Verdict::Fail),
-            ("view/file/trailing-newline".to_owned(), Verdict::Pass),
-            ("view/missing".to_owned(), Verdict::Fail),
+        want([
+            ("create/new-file", Verdict::Pass),
+            ("delete/missing", Verdict::Fail),
+            ("rename/destination-exists", Verdict::Fail),
+            ("view/file/trailing-newline", Verdict::Pass),
+            ("view/missing", Verdict::Fail),
         ])
     );
 }
@@ -259,11 +267,11 @@ fn hanging_handler_is_error_and_the_run_goes_on() {
     );
     assert_eq!(
         v,
-        BTreeMap::from([
-            ("create/new-file".to_owned(), Verdict::Pass),
-            ("delete/file".to_owned(), Verdict::Pass),
-            ("view/file/empty".to_owned(), Verdict::Error),
-            ("view/missing".to_owned(), Verdict::Error),
+        want([
+            ("create/new-file", Verdict::Pass),
+            ("delete/file", Verdict::Pass),
+            ("view/file/empty", Verdict::Error),
+            ("view/missing", Verdict::Error),
         ])
     );
 }
@@ -280,9 +288,9 @@ fn raw_handlers_that_print_garbage_or_exit_are_error() {
         let v = run(&mut t, Profile::Docs, &["view/missing", "delete/missing"]);
         assert_eq!(
             v,
-            BTreeMap::from([
-                ("delete/missing".to_owned(), Verdict::Error),
-                ("view/missing".to_owned(), Verdict::Error)
+            want([
+                ("delete/missing", Verdict::Error),
+                ("view/missing", Verdict::Error)
             ]),
             "{script}"
         );
@@ -411,9 +419,9 @@ fn a_timeout_stops_the_whole_process_group_behind_a_wrapper_shell() {
     let v = run(&mut t, Profile::Docs, &["view/missing", "delete/missing"]);
     assert_eq!(
         v,
-        BTreeMap::from([
-            ("delete/missing".to_owned(), Verdict::Error),
-            ("view/missing".to_owned(), Verdict::Error)
+        want([
+            ("delete/missing", Verdict::Error),
+            ("view/missing", Verdict::Error)
         ])
     );
     drop(t);
@@ -604,14 +612,11 @@ fn node_handler_that_escapes_through_dotdot_is_unsafe() {
     );
     assert_eq!(
         v,
-        BTreeMap::from([
-            ("create/new-file".to_owned(), Verdict::Pass),
-            ("traversal/deep/view-run-canary".to_owned(), Verdict::Unsafe),
-            ("traversal/dotdot/create-escape".to_owned(), Verdict::Unsafe),
-            (
-                "traversal/dotdot/view-sibling-private".to_owned(),
-                Verdict::Unsafe
-            ),
+        want([
+            ("create/new-file", Verdict::Pass),
+            ("traversal/deep/view-run-canary", Verdict::Unsafe),
+            ("traversal/dotdot/create-escape", Verdict::Unsafe),
+            ("traversal/dotdot/view-sibling-private", Verdict::Unsafe),
         ])
     );
 }

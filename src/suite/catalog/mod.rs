@@ -190,7 +190,7 @@ pub(crate) fn only(mut a: Accept, profiles: &[Profile]) -> Accept {
     a
 }
 
-/// Path of a file holding `content` under the sandbox's `outside/` folder.
+/// A link target under the sandbox's `outside/` folder (`""` is the folder itself).
 pub(crate) fn outside(rel: &str) -> LinkTo {
     LinkTo::Outside(rel.into())
 }
@@ -266,7 +266,7 @@ mod tests {
             }
         }
         // Every kind but the I/O fallback and the size limit (64 MiB files have no place in a
-        // catalog run) has a case whose best reply is that kind.
+        // catalog run) has a case that accepts exactly that kind.
         for k in OutcomeKind::ALL {
             if matches!(k, OutcomeKind::IoError | OutcomeKind::FileTooLarge) {
                 continue;

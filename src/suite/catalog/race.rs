@@ -17,41 +17,39 @@ const VIEWS: usize = 1000;
 const CREATES: usize = 400;
 const MAX_SWAPS: u64 = 2_000_000;
 
-pub(super) fn cases() -> Vec<Case> {
-    let either = || {
-        vec![
-            refused(),
-            success_is(Verdict::Pass, "answered from inside the root"),
-        ]
-    };
+/// A race case: `/memories/real` (holding `file`) is exchanged with a planted link to the
+/// outside while the inputs run; every reply is acceptable on its own, the oracle grades.
+fn swap_dir(id: &str, file: &str, inputs: impl Iterator<Item = serde_json::Value>) -> Case {
     let requirement = "While another process swaps a directory for a link to the outside, commands MUST NOT read or write outside the root.";
-    let mut view = B::must(
-        "race/swap-dir/view",
-        requirement,
-        &["§3 S-10", "B12", "B13"],
-    )
-    .file("/memories/real/secret.txt", "inside\n")
-    .link("/memories/.swap", outside(""))
-    .race("/memories/real", "/memories/.swap", MAX_SWAPS);
-    for _ in 0..VIEWS {
-        view = view.send(
-            json!({"command": "view", "path": "/memories/real/secret.txt"}),
-            either(),
+    let mut b = B::must(id, requirement, &["§3 S-10", "B12", "B13"])
+        .file(file, "inside\n")
+        .link("/memories/.swap", outside(""))
+        .race("/memories/real", "/memories/.swap", MAX_SWAPS);
+    for input in inputs {
+        b = b.send(
+            input,
+            vec![
+                refused(),
+                success_is(Verdict::Pass, "answered from inside the root"),
+            ],
         );
     }
-    let mut create = B::must(
-        "race/swap-dir/create",
-        requirement,
-        &["§3 S-10", "B12", "B13"],
-    )
-    .file("/memories/real/keep.txt", "inside\n")
-    .link("/memories/.swap", outside(""))
-    .race("/memories/real", "/memories/.swap", MAX_SWAPS);
-    for i in 0..CREATES {
-        create = create.send(
-            json!({"command": "create", "path": format!("/memories/real/f{i}.txt"), "file_text": "x\n"}),
-            either(),
-        );
-    }
-    vec![view.done(), create.done()]
+    b.done()
+}
+
+pub(super) fn cases() -> Vec<Case> {
+    vec![
+        swap_dir(
+            "race/swap-dir/view",
+            "/memories/real/secret.txt",
+            (0..VIEWS).map(|_| json!({"command": "view", "path": "/memories/real/secret.txt"})),
+        ),
+        swap_dir(
+            "race/swap-dir/create",
+            "/memories/real/keep.txt",
+            (0..CREATES).map(|i| {
+                json!({"command": "create", "path": format!("/memories/real/f{i}.txt"), "file_text": "x\n"})
+            }),
+        ),
+    ]
 }
