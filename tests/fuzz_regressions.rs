@@ -91,3 +91,31 @@ fn a_listing_of_names_that_spell_the_host_path_is_not_a_disclosure() {
         &serde_json::json!({"command": "view", "path": "/memories"})
     ));
 }
+
+#[test]
+fn a_cut_short_echo_of_an_unknown_command_is_not_a_disclosure() {
+    // See: fuzz/regressions/tool_input/truncated-echo-of-unknown-command.json, found by the 10 s
+    // smoke run of `tool_input` in CI: `command` was an object whose text held the store's name,
+    // and the refusal echoes a JSON rendering of it cut to 60 characters, which no input string
+    // equals. A name the input's JSON text holds is exempt, whole or cut.
+    let name = fuzz::fuzz_store_path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let input = serde_json::json!({"command": {"command": format!("dees//ou/{name}/{}", ".".repeat(80))}});
+    assert!(fuzz::tool_input_value(&input));
+}
+
+#[test]
+fn a_host_path_the_input_did_not_hold_is_a_disclosure() {
+    // The exemption above must not swallow real disclosures: the check still fires on a host
+    // path the input did not spell (a handler that echoes its own root).
+    let result = std::panic::catch_unwind(|| {
+        fuzz::assert_no_host_path(
+            &serde_json::json!({"command": "view", "path": "/memories/x"}),
+            &format!("{}/memories/x: not found", fuzz::fuzz_store_path().display()),
+        )
+    });
+    assert!(result.is_err());
+}
