@@ -32,11 +32,11 @@ enum Cmd {
     ///
     /// Without --python, --node or --stdio, certifies memcert's built-in reference handler.
     /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
-    Certify(CertifyArgs),
+    Certify(Box<CertifyArgs>),
     /// Print the traversal payload corpus. `{DOWN:d}` in a payload stands for the way back down
     /// from the d-th ancestor of the store root to the sandbox, filled in per case. The corpus
-    /// feeds the reference handler's tests and the fuzz seeds; `certify` runs the hand-written
-    /// traversal cases.
+    /// feeds the reference handler's tests, the fuzz seeds and the `payload/...` cases of
+    /// `certify` (a share of them per --level).
     Payloads {
         /// Only this family (traversal, prefix, absolute, root-alias, control, windows, long).
         #[arg(long)]
@@ -48,8 +48,11 @@ enum Cmd {
         #[arg(long, default_value = "text", value_parser = ["text", "jsonl"])]
         format: String,
     },
-    /// List the case ids (after --cases/--exclude), one per line.
+    /// List the case ids of a level (after --cases/--exclude), one per line.
     Cases {
+        /// Which cases: quick (about 300), standard (about 1,900) or full (over 21,000).
+        #[arg(long, default_value = "standard", value_name = "LEVEL")]
+        level: catalog::RunLevel,
         /// Only ids matching this glob (repeatable; `*` matches across `/`).
         #[arg(long = "cases", value_name = "GLOB")]
         cases: Vec<String>,
@@ -95,6 +98,10 @@ struct CertifyArgs {
     /// Grade NON-STRICT as FAIL.
     #[arg(long)]
     strict: bool,
+    /// Which cases: quick (the hand-written catalog and a sample of every payload family,
+    /// about 300), standard (about 1,900) or full (every payload in every field, over 21,000).
+    #[arg(long, default_value = "standard", value_name = "LEVEL")]
+    level: catalog::RunLevel,
     /// Only cases whose id matches this glob (repeatable; `*` matches across `/`).
     #[arg(long = "cases", value_name = "GLOB")]
     cases: Vec<String>,
@@ -128,15 +135,19 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Cmd::Cases { cases, exclude } => {
-            for c in certify::select(catalog::all(), &cases, &exclude)
+        Cmd::Cases {
+            level,
+            cases,
+            exclude,
+        } => {
+            for c in certify::select(catalog::for_level(level), &cases, &exclude)
                 .context("bad --cases or --exclude glob")?
             {
                 println!("{}", c.id);
             }
             Ok(exit::PASS)
         }
-        Cmd::Certify(args) => certify_cmd(args),
+        Cmd::Certify(args) => certify_cmd(*args),
         Cmd::Payloads {
             family,
             depth,
@@ -186,7 +197,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
                 .with_context(|| format!("cannot write the {what} {}", path.display()))?;
         }
     }
-    let cases = certify::select(catalog::all(), &args.cases, &args.exclude)
+    let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
         .context("bad --cases or --exclude glob")?;
     if cases.is_empty() {
         bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");

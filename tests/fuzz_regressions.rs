@@ -103,7 +103,8 @@ fn a_cut_short_echo_of_an_unknown_command_is_not_a_disclosure() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    let input = serde_json::json!({"command": {"command": format!("dees//ou/{name}/{}", ".".repeat(80))}});
+    let input =
+        serde_json::json!({"command": {"command": format!("dees//ou/{name}/{}", ".".repeat(80))}});
     assert!(fuzz::tool_input_value(&input));
 }
 
@@ -114,7 +115,10 @@ fn a_host_path_the_input_did_not_hold_is_a_disclosure() {
     let result = std::panic::catch_unwind(|| {
         fuzz::assert_no_host_path(
             &serde_json::json!({"command": "view", "path": "/memories/x"}),
-            &format!("{}/memories/x: not found", fuzz::fuzz_store_path().display()),
+            &format!(
+                "{}/memories/x: not found",
+                fuzz::fuzz_store_path().display()
+            ),
         )
     });
     assert!(result.is_err());

@@ -157,22 +157,21 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     // only when every command was answered.
     let complete = obs.replies.len() == case.steps.len() && obs.replies.iter().all(Result::is_ok);
     for (check, node) in case.checks.iter().zip(&obs.checked) {
-        if complete || check.verdict == Verdict::Unsafe {
-            if !satisfies(node.as_ref(), &check.expect) {
-                findings.push(Finding {
-                    verdict: check.verdict,
-                    kind: "check".into(),
-                    detail: format!(
-                        "{}: expected {}, found {}",
-                        check.what,
-                        describe_expected(&check.expect),
-                        describe(node.as_ref())
-                    ),
-                });
-            }
+        let counts = complete || check.verdict == Verdict::Unsafe;
+        if counts && !satisfies(node.as_ref(), &check.expect) {
+            findings.push(Finding {
+                verdict: check.verdict,
+                kind: "check".into(),
+                detail: format!(
+                    "{}: expected {}, found {}",
+                    check.what,
+                    describe_expected(&check.expect),
+                    describe(node.as_ref())
+                ),
+            });
         }
     }
-    findings.sort_by(|a, b| b.verdict.cmp(&a.verdict));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
     let verdict = findings.first().map(|f| f.verdict).unwrap_or(Verdict::Pass);
     Judgement {
         verdict,

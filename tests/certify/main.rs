@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use memcert::certify::{self, CaseRecord, Config, Event, Reporter};
-use memcert::suite::catalog;
+use memcert::suite::catalog::{self, RunLevel};
 use memcert::suite::verdict::Verdict;
 use memcert::target::inproc::InProcess;
 use memcert::target::python::adapter_command;
@@ -78,11 +78,124 @@ fn want<const N: usize>(pairs: [(&str, Verdict); N]) -> BTreeMap<String, Verdict
         .collect()
 }
 
+/// The payload cases' verdicts other than PASS and INFO, and the number of INFO.
+fn payload_non_pass(v: &BTreeMap<String, Verdict>) -> (BTreeMap<String, Verdict>, usize) {
+    let payload = v.iter().filter(|(k, _)| k.starts_with("payload/"));
+    let info = payload
+        .clone()
+        .filter(|(_, v)| **v == Verdict::Info)
+        .count();
+    let graded = payload
+        .filter(|(_, v)| !matches!(v, Verdict::Pass | Verdict::Info))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    (graded, info)
+}
+
+/// Run the payload cases of a level.
+fn run_payloads(
+    target: &mut dyn Target,
+    profile: Profile,
+    level: RunLevel,
+) -> BTreeMap<String, Verdict> {
+    let cases = catalog::payload::cases(level);
+    let mut c = Collect::default();
+    certify::run(
+        &Config {
+            profile,
+            strict: false,
+        },
+        &cases,
+        target,
+        &mut c,
+    );
+    assert_eq!(c.0.len(), cases.len());
+    c.0.into_iter().map(|r| (r.id, r.verdict)).collect()
+}
+
+/// Both SDKs accept a sibling prefix (`/memoriesX/...`, `/memories_evil/...`) as a name inside
+/// the store when creating or renaming onto it (§3 P-1, B02): NON-STRICT, as in `path/prefix/*`.
+fn sdk_prefix_non_strict() -> BTreeMap<String, Verdict> {
+    let mut m = BTreeMap::new();
+    for p in [
+        "letter-suffix",
+        "trailing-dot",
+        "trailing-space",
+        "underscore-sibling",
+    ] {
+        for f in ["create.path", "rename.new_path"] {
+            m.insert(format!("payload/prefix/{p}/{f}"), Verdict::NonStrict);
+        }
+    }
+    m
+}
+
+fn python_sdk_payload_expected() -> BTreeMap<String, Verdict> {
+    sdk_prefix_non_strict()
+}
+
 fn non_pass(v: &BTreeMap<String, Verdict>) -> BTreeMap<&str, Verdict> {
     v.iter()
         .filter(|(k, v)| **v != Verdict::Pass && !k.starts_with("race/"))
         .map(|(k, v)| (k.as_str(), *v))
         .collect()
+}
+
+#[test]
+fn reference_handler_refuses_or_confines_every_standard_payload_case() {
+    let v = run_payloads(
+        &mut InProcess::reference(Profile::Docs),
+        Profile::Docs,
+        RunLevel::Standard,
+    );
+    let (graded, info) = payload_non_pass(&v);
+    assert_eq!(graded, BTreeMap::new());
+    // INFO: names the reference keeps as literal names inside the store, only in the fields
+    // that create a name (create.path, rename.new_path): Windows-only syntax (`C:canary.txt`,
+    // `notes.md:hidden`, `CON`, `SECRE~1.MD`) and spellings no normaliser folds into a separator
+    // or `..` (U+2215 DIVISION SLASH, `%u002f`, a stripped `....`).
+    let info_ids: Vec<&str> = v
+        .iter()
+        .filter(|(_, v)| **v == Verdict::Info)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    assert_eq!(info, info_ids.len());
+    let mut expected = vec![
+        "payload/absolute/drive-relative/create.path".to_owned(),
+        "payload/absolute/drive-relative/rename.new_path".to_owned(),
+    ];
+    for (pair, field, depths) in [
+        (
+            "one-dot-leaders/division-slash",
+            "create.path",
+            [2, 4, 6, 8],
+        ),
+        (
+            "small-full-stops/division-slash",
+            "rename.new_path",
+            [1, 3, 5, 7],
+        ),
+        (
+            "strip-four-dots/percent-u-slash",
+            "create.path",
+            [2, 4, 6, 8],
+        ),
+        (
+            "strip-nested/percent-u-slash",
+            "rename.new_path",
+            [1, 3, 5, 7],
+        ),
+    ] {
+        for d in depths {
+            expected.push(format!("payload/traversal/{pair}/depth-{d}/{field}"));
+        }
+    }
+    for w in ["device", "short-name", "stream"] {
+        for f in ["create.path", "rename.new_path"] {
+            expected.push(format!("payload/windows/{w}/{f}"));
+        }
+    }
+    assert_eq!(info_ids, expected);
 }
 
 #[test]
@@ -328,6 +441,8 @@ fn binary_exit_codes_and_json_report() {
         &py,
         "--profile",
         "python-sdk",
+        "--level",
+        "standard",
         "--exclude",
         "race/*",
         "--report-json",
@@ -337,8 +452,9 @@ fn binary_exit_codes_and_json_report() {
         "--markdown",
         dir.path().join("r.md").to_str().unwrap(),
     ]);
+    let standard = catalog::for_level(RunLevel::Standard).len() - 2;
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).unwrap();
-    assert_eq!(xml.matches("<testcase ").count(), catalog::all().len() - 2);
+    assert_eq!(xml.matches("<testcase ").count(), standard);
     assert_eq!(xml.matches("<failure ").count(), 10, "6 UNSAFE and 4 FAIL");
     assert!(
         xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
@@ -361,12 +477,32 @@ fn binary_exit_codes_and_json_report() {
     );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(json["summary"]["total"], catalog::all().len() - 2);
+    assert_eq!(json["summary"]["total"], standard);
+    let all: BTreeMap<String, Verdict> = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let v = Verdict::ALL
+                .into_iter()
+                .find(|v| c["verdict"] == v.as_str())
+                .unwrap();
+            (c["id"].as_str().unwrap().to_owned(), v)
+        })
+        .collect();
+    assert_eq!(
+        payload_non_pass(&all),
+        (python_sdk_payload_expected(), 436),
+        "the payload cases of the standard level"
+    );
     let verdicts: BTreeMap<&str, Verdict> = json["cases"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["verdict"] != "PASS" && !c["id"].as_str().unwrap().starts_with("race/"))
+        .filter(|c| {
+            let id = c["id"].as_str().unwrap();
+            c["verdict"] != "PASS" && !id.starts_with("race/") && !id.starts_with("payload/")
+        })
         .map(|c| {
             let v = Verdict::ALL
                 .into_iter()
@@ -595,6 +731,36 @@ fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
     ] {
         assert_eq!(v[id], Verdict::Pass, "{id}");
     }
+}
+
+#[test]
+fn typescript_sdk_payload_cases_at_the_standard_level() {
+    let (_dir, mut t) =
+        node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let v = run_payloads(&mut t, Profile::TypescriptSdk, RunLevel::Standard);
+    // The TS SDK puts the host path in the errors of a NUL byte and of over-long names (§3,
+    // host-path disclosure): UNSAFE in every field.
+    let mut expected = sdk_prefix_non_strict();
+    for p in [
+        "control/nul",
+        "long/component-256",
+        "long/component-1000",
+        "long/path-4097",
+        "long/path-10000",
+    ] {
+        for f in [
+            "view.path",
+            "create.path",
+            "str_replace.path",
+            "insert.path",
+            "delete.path",
+            "rename.old_path",
+            "rename.new_path",
+        ] {
+            expected.insert(format!("payload/{p}/{f}"), Verdict::Unsafe);
+        }
+    }
+    assert_eq!(payload_non_pass(&v), (expected, 436));
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod delete;
 mod insert;
 mod malformed;
 mod path;
+pub mod payload;
 mod race;
 mod rename;
 mod root;
@@ -21,7 +22,19 @@ use super::{Accept, Case, Check, Expected, Fs, Level, LinkTo, Reply, Step};
 use crate::suite::verdict::Verdict;
 use crate::text::{Outcome, Profile};
 
-/// Every case of the catalog, in id order within each file.
+pub use payload::RunLevel;
+
+/// The cases a run at `level` holds: the hand-written catalog ([`all`]) and then the level's
+/// share of the payload corpus ([`payload::cases`]).
+pub fn for_level(level: RunLevel) -> Vec<Case> {
+    let mut v = all();
+    v.extend(payload::cases(level));
+    v
+}
+
+/// The hand-written cases, which every level runs, in id order within each file: every command x
+/// outcome, the root, paths, traversal inputs from known-bugs, planted links, races, malformed
+/// inputs. The payload cases come from [`payload::cases`].
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     v.extend(view::cases());

@@ -1,0 +1,342 @@
+//! The traversal payload corpus (`attack::payloads`) as cases: one case per (payload, command
+//! field) pair, id `payload/<payload id>/<field>`, for example
+//! `payload/traversal/double-encoded/slash/depth-3/rename.new_path`.
+//!
+//! Every case plants `/memories/a.md` (the other side of a rename), sends the one command with
+//! the payload in one field, and leaves the rest to the oracle: any read, write, move or delete
+//! outside the root is UNSAFE whatever the reply says.
+//!
+//! Grading of the reply, by payload:
+//! - A spelling POSIX resolves as written (a real `..`, see `Payload::real`) or a path that is not
+//!   under `/memories/` at all (family `prefix`, B02/B03): SHOULD be refused; a success that stays
+//!   inside the root is NON-STRICT (as the hand-written `path/dotdot/stays-inside` and
+//!   `path/prefix/*` cases grade it).
+//! - A root alias in `view` (`/memories/a/..` and the like) may be listed as the root: PASS.
+//! - Every other spelling (encoded, look-alike, backslash, control, Windows names, root aliases,
+//!   long names) is only dangerous after a decoding or normalising step: refusing it is PASS, a
+//!   success (taken as a literal name inside the store) is INFO, as B19-B21 allow.
+//! - `/memories/a.md` must keep its content (except for `rename.new_path`, whose success
+//!   rightly moves it): a root alias that deletes or overwrites the store is FAIL.
+//!
+//! Levels choose which pairs run (see [`RunLevel`]); the choice is a fixed rotation over the
+//! corpus, never random, so a case id means the same input on every run and machine.
+
+use std::collections::BTreeMap;
+
+use super::{refused, success_is, B};
+use crate::attack::payloads::{corpus, Field, Payload};
+use crate::suite::{verdict::Verdict, Case, Expected, Level};
+
+/// How many cases a `certify` run holds: the hand-written catalog always, plus a share of the
+/// payload corpus x command fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum RunLevel {
+    /// A sample of every family: every `..` spelling twice and every separator spelling once
+    /// (depth and field rotating), every other payload once (field rotating). About 300 cases
+    /// in all.
+    Quick,
+    /// The default: every (dot, separator) pair of the grammar at 4 of its 56 (depth, field)
+    /// combinations, every other payload in all 7 fields. About 2,000 cases in all.
+    #[default]
+    Standard,
+    /// Every payload in every field: the whole corpus (over 20,000 cases).
+    Full,
+}
+
+impl RunLevel {
+    /// All levels, smallest first.
+    pub const ALL: [RunLevel; 3] = [RunLevel::Quick, RunLevel::Standard, RunLevel::Full];
+
+    /// `quick`, `standard` or `full`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunLevel::Quick => "quick",
+            RunLevel::Standard => "standard",
+            RunLevel::Full => "full",
+        }
+    }
+}
+
+impl std::str::FromStr for RunLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        RunLevel::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| format!("unknown level {s:?}; use quick, standard or full"))
+    }
+}
+
+impl std::fmt::Display for RunLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The (payload, field) pairs a level runs, in corpus order.
+pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
+    let all = corpus();
+    let mut out = Vec::new();
+    if level == RunLevel::Full {
+        for p in all {
+            for f in Field::ALL {
+                out.push((p.clone(), f));
+            }
+        }
+        return out;
+    }
+    // Traversal payloads grouped by (dot, separator) spelling, in grammar order; each group
+    // holds its depths in order.
+    let mut groups: Vec<((String, String), Vec<Payload>)> = Vec::new();
+    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut others = Vec::new();
+    for p in all {
+        match (&p.dot, &p.slash) {
+            (Some(d), Some(s)) => {
+                let key = (d.clone(), s.clone());
+                let i = *index.entry(key.clone()).or_insert_with(|| {
+                    groups.push((key, Vec::new()));
+                    groups.len() - 1
+                });
+                groups[i].1.push(p);
+            }
+            _ => others.push(p),
+        }
+    }
+    let fields = Field::ALL.len();
+    match level {
+        RunLevel::Standard => {
+            for (k, (_, group)) in groups.iter().enumerate() {
+                let combos = group.len() * fields;
+                let step = (combos / 4).max(1);
+                let mut picked = Vec::new();
+                for j in 0..4.min(combos) {
+                    let c = (k * 13 + j * step) % combos;
+                    if !picked.contains(&c) {
+                        picked.push(c);
+                    }
+                }
+                picked.sort_unstable();
+                for c in picked {
+                    out.push((group[c / fields].clone(), Field::ALL[c % fields]));
+                }
+            }
+            for p in others {
+                for f in Field::ALL {
+                    out.push((p.clone(), f));
+                }
+            }
+        }
+        RunLevel::Quick => {
+            // Every dot spelling twice and every separator spelling once, rotating the partner
+            // spelling, the depth and the field.
+            let dots: Vec<&String> = dedup(groups.iter().map(|((d, _), _)| d));
+            let slashes: Vec<&String> = dedup(groups.iter().map(|((_, s), _)| s));
+            let mut chosen: Vec<(usize, usize)> = Vec::new(); // (group, combo)
+            let mut n = 0usize;
+            let mut pick = |want: &dyn Fn(&(String, String)) -> bool, chosen: &mut Vec<_>| {
+                let candidates: Vec<usize> =
+                    (0..groups.len()).filter(|&g| want(&groups[g].0)).collect();
+                if candidates.is_empty() {
+                    return;
+                }
+                let g = candidates[n % candidates.len()];
+                let combos = groups[g].1.len() * fields;
+                chosen.push((g, (n * 13) % combos));
+                n += 1;
+            };
+            for d in &dots {
+                for _ in 0..2 {
+                    pick(&|k| &k.0 == *d, &mut chosen);
+                }
+            }
+            for s in &slashes {
+                pick(&|k| &k.1 == *s, &mut chosen);
+            }
+            chosen.sort_unstable();
+            chosen.dedup();
+            for (g, c) in chosen {
+                let group = &groups[g].1;
+                out.push((group[c / fields].clone(), Field::ALL[c % fields]));
+            }
+            for (i, p) in others.into_iter().enumerate() {
+                out.push((p, Field::ALL[i % fields]));
+            }
+        }
+        RunLevel::Full => unreachable!("handled above"),
+    }
+    out
+}
+
+fn dedup<'a>(it: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+    let mut v: Vec<&String> = Vec::new();
+    for s in it {
+        if !v.contains(&s) {
+            v.push(s);
+        }
+    }
+    v
+}
+
+/// The case id of a pair: `payload/<payload id>/<field>`.
+pub fn case_id(p: &Payload, f: Field) -> String {
+    format!("payload/{}/{}", p.id, f.as_str())
+}
+
+/// One (payload, field) pair as a case. See the module docs for the grading.
+pub fn case(p: &Payload, f: Field) -> Case {
+    let must_refuse = p.real || p.family == "prefix";
+    let (level, requirement, accept) = if p.family == "root-alias" && f == Field::ViewPath {
+        (
+            Level::Must,
+            "A spelling of the root MAY be refused or listed as the root, and nothing outside the root may be read.",
+            vec![
+                refused(),
+                success_is(Verdict::Pass, "listed as the root (or a literal name inside)"),
+            ],
+        )
+    } else if must_refuse {
+        (
+            Level::Should,
+            "A path that names something outside /memories as written (a real .. or a sibling prefix) SHOULD be refused even when the handler keeps it inside, and nothing outside the root may be read or written (MUST, judged by the oracle).",
+            vec![
+                refused(),
+                success_is(
+                    Verdict::NonStrict,
+                    "accepted a path that names something outside /memories; it stayed inside the root",
+                ),
+            ],
+        )
+    } else {
+        (
+            Level::Must,
+            "An encoded, look-alike, aliased or unusual path MUST NOT reach outside the root; refusing it is best, a literal name inside the store is allowed.",
+            vec![
+                refused(),
+                success_is(Verdict::Info, "taken as a literal name inside the store"),
+            ],
+        )
+    };
+    let source: Vec<&str> = p.source.iter().map(String::as_str).collect();
+    let mut b = B::new(&case_id(p, f), level, requirement, &source)
+        .file("/memories/a.md", "a\n")
+        .send(f.input(&p.text), accept);
+    if f != Field::RenameNewPath {
+        b = b.check(
+            "/memories/a.md",
+            Expected::File(b"a\n".to_vec()),
+            Verdict::Fail,
+            "/memories/a.md keeps its content",
+        );
+    }
+    b.done()
+}
+
+/// The payload cases of a level, in corpus order.
+pub fn cases(level: RunLevel) -> Vec<Case> {
+    pairs(level).iter().map(|(p, f)| case(p, *f)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn level_sizes() {
+        let n = |l| pairs(l).len();
+        let corpus = corpus().len();
+        assert_eq!(n(RunLevel::Full), corpus * 7);
+        assert_eq!(n(RunLevel::Full), 20_811);
+        assert_eq!(n(RunLevel::Standard), 1_675);
+        assert_eq!(n(RunLevel::Quick), 91);
+    }
+
+    #[test]
+    fn levels_nest_and_ids_are_unique() {
+        let ids = |l| -> HashSet<String> { pairs(l).iter().map(|(p, f)| case_id(p, *f)).collect() };
+        let (q, s, f) = (
+            ids(RunLevel::Quick),
+            ids(RunLevel::Standard),
+            ids(RunLevel::Full),
+        );
+        assert_eq!(f.len(), pairs(RunLevel::Full).len());
+        assert_eq!(s.len(), pairs(RunLevel::Standard).len());
+        assert_eq!(q.len(), pairs(RunLevel::Quick).len());
+        assert!(s.is_subset(&f));
+        assert!(q.is_subset(&f));
+    }
+
+    #[test]
+    fn every_spelling_family_and_field_is_in_quick() {
+        let g = crate::attack::payloads::grammar();
+        let quick = pairs(RunLevel::Quick);
+        for d in &g.dot {
+            let n = quick
+                .iter()
+                .filter(|(p, _)| p.dot.as_deref() == Some(&d.name))
+                .count();
+            assert!(n >= 2, "dot {} appears {n} times", d.name);
+        }
+        for s in &g.slash {
+            assert!(
+                quick
+                    .iter()
+                    .any(|(p, _)| p.slash.as_deref() == Some(&s.name)),
+                "slash {}",
+                s.name
+            );
+        }
+        for e in &g.extra {
+            let id = format!("{}/{}", e.family, e.id);
+            assert!(quick.iter().any(|(p, _)| p.id == id), "{id}");
+        }
+        let fields: HashSet<_> = quick.iter().map(|(_, f)| *f).collect();
+        assert_eq!(fields.len(), 7);
+        let depths: HashSet<_> = quick.iter().filter_map(|(p, _)| p.depth).collect();
+        assert_eq!(depths.len(), 8);
+    }
+
+    #[test]
+    fn standard_runs_every_spelling_pair_four_times_and_others_in_every_field() {
+        let standard = pairs(RunLevel::Standard);
+        let mut per_pair: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for (p, _) in &standard {
+            if let (Some(d), Some(s)) = (&p.dot, &p.slash) {
+                *per_pair.entry((d.clone(), s.clone())).or_default() += 1;
+            }
+        }
+        assert!(per_pair.values().all(|&n| n == 4), "{per_pair:?}");
+        let others = standard.iter().filter(|(p, _)| p.dot.is_none()).count();
+        assert_eq!(others % 7, 0);
+    }
+
+    #[test]
+    fn grading_follows_the_payload() {
+        let all = corpus();
+        let get = |id: &str| all.iter().find(|p| p.id == id).unwrap().clone();
+        let real = case(&get("traversal/plain/slash/depth-2"), Field::CreatePath);
+        assert_eq!(real.id, "payload/traversal/plain/slash/depth-2/create.path");
+        assert_eq!(real.steps[0].accept.len(), 2);
+        assert_eq!(real.steps[0].accept[1].verdict, Verdict::NonStrict);
+        assert_eq!(real.checks.len(), 1);
+        assert_eq!(
+            real.steps[0].input["path"],
+            "/memories/../../{DOWN:2}outside/canary.txt"
+        );
+        let prefix = case(&get("prefix/underscore-sibling"), Field::ViewPath);
+        assert_eq!(prefix.steps[0].accept[1].verdict, Verdict::NonStrict);
+        let alias = case(&get("root-alias/child-dotdot"), Field::ViewPath);
+        assert_eq!(alias.steps[0].accept[1].verdict, Verdict::Pass);
+        let alias = case(&get("root-alias/child-dotdot"), Field::DeletePath);
+        assert_eq!(alias.steps[0].accept[1].verdict, Verdict::NonStrict);
+        let encoded = case(
+            &get("traversal/encoded-lower/slash/depth-1"),
+            Field::RenameNewPath,
+        );
+        assert_eq!(encoded.steps[0].accept.len(), 2);
+        assert_eq!(encoded.steps[0].accept[1].verdict, Verdict::Info);
+        assert!(encoded.checks.is_empty());
+        assert_eq!(encoded.steps[0].input["old_path"], "/memories/a.md");
+    }
+}
