@@ -13,19 +13,22 @@ use serde_json::Value;
 
 use crate::attack::oracle::{judge, Finding, Observation};
 use crate::attack::sandbox::Sandbox;
+use crate::expected::ExpectedFailures;
 use crate::protocol::ToolResult;
 use crate::suite::verdict::Verdict;
 use crate::suite::{Case, Level};
 use crate::target::Target;
 use crate::text::Profile;
 
-/// What a run is asked to do.
-#[derive(Clone, Debug)]
+/// What a run is asked to do. The default: profile `docs`, not strict, nothing expected to fail.
+#[derive(Clone, Debug, Default)]
 pub struct Config {
     /// Which wording is PASS.
     pub profile: Profile,
     /// NON-STRICT becomes FAIL.
     pub strict: bool,
+    /// Known failures that do not stop certification (`--expected-failures`).
+    pub expected: ExpectedFailures,
 }
 
 /// One command of a finished case, with its answer.
@@ -58,6 +61,10 @@ pub struct CaseRecord {
     pub level: Level,
     /// Final verdict.
     pub verdict: Verdict,
+    /// The reason from the expected-failures list when the verdict blocks certification and
+    /// the list excuses it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_failure: Option<String>,
     /// Why, worst first.
     pub findings: Vec<Finding>,
     /// The commands and answers.
@@ -79,17 +86,24 @@ pub struct Summary {
     pub counts: BTreeMap<String, usize>,
     /// Cases run.
     pub total: usize,
-    /// No FAIL, UNSAFE or ERROR.
+    /// Cases whose FAIL, UNSAFE or ERROR the expected-failures list excuses.
+    pub expected_failures: usize,
+    /// Expected-failure entries whose cases all passed (the list is stale).
+    pub stale: Vec<String>,
+    /// Expected-failure entries that matched no case of the run.
+    pub unused: Vec<String>,
+    /// No FAIL, UNSAFE or ERROR outside the expected failures, and no stale entry.
     pub certified: bool,
 }
 
 impl Summary {
-    /// The totals of a run with these case verdicts: counts for every verdict (zero included),
-    /// and certified when none is FAIL, UNSAFE or ERROR.
-    pub fn of(
+    /// The totals of a run from its (case id, verdict) pairs: counts for every verdict (zero
+    /// included), the expected failures and stale entries of `config.expected`, and certified
+    /// when no FAIL, UNSAFE or ERROR is left unexcused and no entry is stale.
+    pub fn of<'a>(
         target: String,
         config: &Config,
-        verdicts: impl IntoIterator<Item = Verdict>,
+        outcomes: impl IntoIterator<Item = (&'a str, Verdict)>,
     ) -> Summary {
         let mut counts: BTreeMap<String, usize> = Verdict::ALL
             .iter()
@@ -97,17 +111,24 @@ impl Summary {
             .collect();
         let mut total = 0;
         let mut certified = true;
-        for v in verdicts {
+        let mut all = Vec::new();
+        for (id, v) in outcomes {
             *counts.entry(v.as_str().to_owned()).or_default() += 1;
-            certified &= !v.blocks_certification();
+            certified &= !v.blocks_certification() || config.expected.excuses(id, v).is_some();
             total += 1;
+            all.push((id, v));
         }
+        let reckoning = config.expected.reckon(all);
+        certified &= reckoning.stale.is_empty();
         Summary {
             target,
             profile: config.profile,
             strict: config.strict,
             counts,
             total,
+            expected_failures: reckoning.expected.len(),
+            stale: reckoning.stale,
+            unused: reckoning.unused,
             certified,
         }
     }
@@ -401,6 +422,10 @@ fn record(
         source: case.source.clone(),
         level: case.level,
         verdict: j.verdict,
+        expected_failure: config
+            .expected
+            .excuses(&case.id, j.verdict)
+            .map(str::to_owned),
         findings: j.findings,
         steps,
         duration_ms: started.elapsed().as_millis() as u64,
@@ -427,7 +452,8 @@ pub fn run(
         reporter.event(&Event::CaseFinished(&rec));
     }
     target.shutdown();
-    let summary = Summary::of(target.describe(), config, verdicts);
+    let outcomes = cases.iter().map(|c| c.id.as_str()).zip(verdicts);
+    let summary = Summary::of(target.describe(), config, outcomes);
     reporter.event(&Event::Finished(&summary));
     summary
 }

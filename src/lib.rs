@@ -6,13 +6,15 @@
 //! - [`handler`]: the [`handler::Handler`] trait and the cap-std [`handler::reference`] handler;
 //! - [`attack`], [`suite`]: the canary oracle, the case catalog and verdicts (pure);
 //! - [`target`]: how to reach a handler under test (in-process, stdio protocol, Python adapter);
+//! - [`expected`]: the expected-failures list a run is judged against;
 //! - [`certify`]: the runner, the only module that sees both a case and a target;
-//! - [`report`]: consumers of run events (terminal, JSON).
+//! - [`report`]: consumers of run events (terminal, JSON, JUnit XML, Markdown).
 #![deny(missing_docs)]
 
 pub mod attack;
 pub mod certify;
 pub mod exit;
+pub mod expected;
 pub mod handler;
 pub mod protocol;
 pub mod report;

@@ -11,7 +11,8 @@ use clap::{Parser, Subcommand};
 
 use memcert::certify::{self, Config, Fanout, Reporter};
 use memcert::exit;
-use memcert::report::{json, junit, markdown, terminal::Terminal, FileReport};
+use memcert::expected::ExpectedFailures;
+use memcert::report::{json, junit, markdown, progress::Progress, terminal::Terminal, FileReport};
 
 type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
 use memcert::suite::catalog;
@@ -98,6 +99,11 @@ struct CertifyArgs {
     /// Grade NON-STRICT as FAIL.
     #[arg(long)]
     strict: bool,
+    /// A TOML file of case ids or globs the handler is known to fail, each with a reason
+    /// (`[[expected]] id = "..." reason = "..."`). Their FAIL, UNSAFE or ERROR does not stop
+    /// certification; an entry whose cases all pass is stale and does.
+    #[arg(long, value_name = "FILE")]
+    expected_failures: Option<PathBuf>,
     /// Which cases: quick (the hand-written catalog and a sample of every payload family,
     /// about 300), standard (about 1,900) or full (every payload in every field, over 21,000).
     #[arg(long, default_value = "standard", value_name = "LEVEL")]
@@ -197,6 +203,15 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
                 .with_context(|| format!("cannot write the {what} {}", path.display()))?;
         }
     }
+    let expected = match &args.expected_failures {
+        None => ExpectedFailures::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --expected-failures {}", path.display()))?;
+            ExpectedFailures::parse(&text)
+                .with_context(|| format!("--expected-failures {}", path.display()))?
+        }
+    };
     let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
         .context("bad --cases or --exclude glob")?;
     if cases.is_empty() {
@@ -241,6 +256,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
     let config = Config {
         profile: args.profile,
         strict: args.strict,
+        expected,
     };
     let mut files: Vec<FileReport> = [
         (args.report_json.clone(), json::render_file as ReportRender),
@@ -251,10 +267,11 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
     .filter_map(|(path, render)| path.map(|p| FileReport::new(p, render)))
     .collect();
     let mut terminal = Terminal::new(std::io::stdout());
+    let mut progress = Progress::new();
     let summary = {
         // Files first: they are written even if printing the terminal report is cut short.
-        let mut reporters: Vec<&mut dyn Reporter> =
-            files.iter_mut().map(|f| f as &mut dyn Reporter).collect();
+        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
+        reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
         reporters.push(&mut terminal);
         certify::run(&config, &cases, target.as_mut(), &mut Fanout(reporters))
     };

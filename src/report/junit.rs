@@ -1,7 +1,8 @@
 //! `--junit FILE`: JUnit XML (quick-junit), one test suite per case category, one test case per
 //! case named by its id. UNSAFE and FAIL are failures (type `UNSAFE`/`FAIL`), ERROR an error,
 //! SKIPPED skipped; PASS, NON-STRICT and INFO pass, the last two with their finding in
-//! `system-out`. A failure's message starts with the requirement (style rule 8).
+//! `system-out`. A failure's message starts with the requirement (style rule 8). An expected
+//! failure (`--expected-failures`) is skipped, its message `expected failure (VERDICT): reason`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,6 +18,21 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
     for c in cases {
         let detail = details(c);
+        if let Some(reason) = &c.expected_failure {
+            let mut status = TestCaseStatus::skipped();
+            status
+                .set_type(c.verdict.as_str())
+                .set_message(format!("expected failure ({}): {reason}", c.verdict))
+                .set_description(detail.clone());
+            let mut tc = TestCase::new(c.id.clone(), status);
+            tc.set_classname(format!("memcert.{}", c.category))
+                .set_time(Duration::from_millis(c.duration_ms));
+            suites
+                .entry(c.category.as_str())
+                .or_insert_with(|| TestSuite::new(c.category.clone()))
+                .add_test_case(tc);
+            continue;
+        }
         let mut status = match c.verdict {
             Verdict::Pass | Verdict::NonStrict | Verdict::Info => TestCaseStatus::success(),
             Verdict::Skipped => TestCaseStatus::skipped(),

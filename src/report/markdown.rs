@@ -1,6 +1,7 @@
 //! `--markdown FILE`: a summary that fits a CI job summary (`$GITHUB_STEP_SUMMARY`): the verdict,
 //! a table per category, the UNSAFE, ERROR and FAIL cases with their requirement and first
-//! finding, then NON-STRICT and INFO in a collapsed list.
+//! finding, expected failures and stale entries (`--expected-failures`), then NON-STRICT and
+//! INFO in a collapsed list.
 
 use crate::certify::{CaseRecord, Summary};
 use crate::suite::verdict::Verdict;
@@ -39,7 +40,11 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     }
     let worst: Vec<&CaseRecord> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
         .iter()
-        .flat_map(|v| cases.iter().filter(move |c| c.verdict == *v))
+        .flat_map(|v| {
+            cases
+                .iter()
+                .filter(move |c| c.verdict == *v && c.expected_failure.is_none())
+        })
         .collect();
     if !worst.is_empty() {
         s.push_str("\n| verdict | case | requirement | finding |\n|---|---|---|---|\n");
@@ -52,6 +57,29 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
                 cell(&c.requirement),
                 cell(first)
             ));
+        }
+    }
+    let excused: Vec<&CaseRecord> = cases
+        .iter()
+        .filter(|c| c.expected_failure.is_some())
+        .collect();
+    if !excused.is_empty() {
+        s.push_str(&format!(
+            "\n<details><summary>Expected failures ({})</summary>\n\n",
+            excused.len()
+        ));
+        for c in excused {
+            let why = c.expected_failure.as_deref().unwrap_or("");
+            s.push_str(&format!("- {} `{}`: {}\n", c.verdict, c.id, cell(why)));
+        }
+        s.push_str("\n</details>\n");
+    }
+    if !summary.stale.is_empty() {
+        s.push_str(
+            "\n**Stale expected failures** (their cases all pass now; remove the entries):\n\n",
+        );
+        for id in &summary.stale {
+            s.push_str(&format!("- `{}`\n", cell(id)));
         }
     }
     let soft: Vec<&CaseRecord> = cases
@@ -103,6 +131,7 @@ mod tests {
             source: vec!["B01".into()],
             level: Level::Must,
             verdict,
+            expected_failure: None,
             findings: if detail.is_empty() {
                 vec![]
             } else {
@@ -131,8 +160,13 @@ mod tests {
         let config = crate::certify::Config {
             profile: Profile::PythonSdk,
             strict: false,
+            ..Default::default()
         };
-        let summary = Summary::of("t".into(), &config, cases.iter().map(|c| c.verdict));
+        let summary = Summary::of(
+            "t".into(),
+            &config,
+            cases.iter().map(|c| (c.id.as_str(), c.verdict)),
+        );
         (summary, cases)
     }
 

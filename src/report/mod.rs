@@ -8,6 +8,8 @@
 pub mod json;
 pub mod junit;
 pub mod markdown;
+#[cfg(feature = "cli")]
+pub mod progress;
 pub mod terminal;
 
 use std::collections::BTreeMap;

@@ -1,10 +1,10 @@
-//! The terminal report: progress on stderr while cases run (a line that rewrites itself on a
-//! terminal, one line per case elsewhere, so CI logs are never silent), then
-//! UNSAFE, ERROR and FAIL cases in full (requirement, findings, input, expected, actual, diff),
-//! NON-STRICT and INFO cases one line each, and a table of verdicts per category.
+//! The terminal report, written when the run finishes: UNSAFE, ERROR and FAIL cases in full
+//! (requirement, findings, input, expected, actual, diff), expected failures, NON-STRICT and
+//! INFO cases one line each, a table of verdicts per category, stale expected-failure entries,
+//! and the verdict. Progress while cases run is `report::progress`.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use crate::certify::{CaseRecord, Event, Reporter, Summary};
 use crate::suite::verdict::Verdict;
@@ -15,23 +15,15 @@ const MAX_FINDINGS: usize = 10;
 /// Writes the human report to `out` when the run finishes.
 pub struct Terminal<W: Write> {
     out: W,
-    progress: bool,
-    total: usize,
-    done: usize,
     cases: Vec<CaseRecord>,
-    target: String,
 }
 
 impl<W: Write> Terminal<W> {
-    /// A report written to `out`; a progress line goes to stderr when it is a terminal.
+    /// A report written to `out` when the run finishes.
     pub fn new(out: W) -> Self {
         Terminal {
             out,
-            progress: std::io::stderr().is_terminal(),
-            total: 0,
-            done: 0,
             cases: Vec::new(),
-            target: String::new(),
         }
     }
 }
@@ -39,29 +31,8 @@ impl<W: Write> Terminal<W> {
 impl<W: Write> Reporter for Terminal<W> {
     fn event(&mut self, event: &Event<'_>) {
         match event {
-            Event::Started { target, total, .. } => {
-                self.total = *total;
-                self.target = target.to_string();
-            }
-            Event::CaseFinished(r) => {
-                self.done += 1;
-                if self.progress {
-                    eprint!(
-                        "\r\x1b[2K[{:>4}/{}] {:<10} {}",
-                        self.done, self.total, r.verdict, r.id
-                    );
-                    if self.done == self.total {
-                        eprint!("\r\x1b[2K");
-                    }
-                } else {
-                    // Not a terminal (CI): one line per case, so a slow run is never silent.
-                    eprintln!(
-                        "[{:>4}/{}] {:<10} {}",
-                        self.done, self.total, r.verdict, r.id
-                    );
-                }
-                self.cases.push((*r).clone());
-            }
+            Event::Started { .. } => {}
+            Event::CaseFinished(r) => self.cases.push((*r).clone()),
             Event::Finished(summary) => {
                 let text = render(summary, &self.cases);
                 let _ = self.out.write_all(text.as_bytes());
@@ -83,9 +54,28 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         summary.total
     ));
     for v in [Verdict::Unsafe, Verdict::Error, Verdict::Fail] {
-        for c in cases.iter().filter(|c| c.verdict == v) {
+        for c in cases
+            .iter()
+            .filter(|c| c.verdict == v && c.expected_failure.is_none())
+        {
             s.push('\n');
             s.push_str(&detail(c));
+        }
+    }
+    let excused: Vec<&CaseRecord> = cases
+        .iter()
+        .filter(|c| c.expected_failure.is_some())
+        .collect();
+    if !excused.is_empty() {
+        s.push_str(&format!("\nEXPECTED FAILURES ({})\n", excused.len()));
+        for c in excused {
+            let why = c.expected_failure.as_deref().unwrap_or("");
+            s.push_str(&format!(
+                "  {:<48} {:<6} {}\n",
+                c.id,
+                c.verdict.as_str(),
+                visible(why)
+            ));
         }
     }
     for v in [Verdict::NonStrict, Verdict::Info, Verdict::Skipped] {
@@ -101,15 +91,50 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     }
     s.push('\n');
     s.push_str(&table(cases));
-    let bad: Vec<String> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
+    if !summary.stale.is_empty() {
+        s.push_str(&format!(
+            "\nSTALE expected failures ({}): these entries' cases all pass now; remove them\n",
+            summary.stale.len()
+        ));
+        for id in &summary.stale {
+            s.push_str(&format!("  {}\n", visible(id)));
+        }
+    }
+    if !summary.unused.is_empty() {
+        s.push_str(&format!(
+            "\nexpected-failure entries that matched no case of this run ({}):\n",
+            summary.unused.len()
+        ));
+        for id in &summary.unused {
+            s.push_str(&format!("  {}\n", visible(id)));
+        }
+    }
+    let mut bad: Vec<String> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
         .iter()
         .filter_map(|v| {
-            let n = summary.counts.get(v.as_str()).copied().unwrap_or(0);
+            let n = cases
+                .iter()
+                .filter(|c| c.verdict == *v && c.expected_failure.is_none())
+                .count();
             (n > 0).then(|| format!("{n} {v}"))
         })
         .collect();
+    if !summary.stale.is_empty() {
+        let n = summary.stale.len();
+        bad.push(format!(
+            "{n} stale expected-failure {}",
+            if n == 1 { "entry" } else { "entries" }
+        ));
+    }
+    let excused = if summary.expected_failures > 0 {
+        format!(" outside {} expected failures", summary.expected_failures)
+    } else {
+        String::new()
+    };
     if summary.certified {
-        s.push_str("\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL)\n");
+        s.push_str(&format!(
+            "\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL{excused})\n"
+        ));
     } else {
         s.push_str(&format!("\nverdict: NOT CERTIFIED ({})\n", bad.join(", ")));
     }
@@ -276,6 +301,7 @@ mod tests {
             source: vec!["§3 S-4".into()],
             level: Level::Must,
             verdict,
+            expected_failure: None,
             findings: finding.into_iter().collect(),
             steps: vec![crate::certify::StepRecord {
                 input: serde_json::json!({"command": "delete", "path": "/memories/l"}),
@@ -322,11 +348,16 @@ mod tests {
         let config = crate::certify::Config {
             profile: Profile::Docs,
             strict: false,
+            ..Default::default()
         };
         let summary = Summary::of(
             "t".into(),
             &config,
-            [Verdict::Pass, Verdict::NonStrict, Verdict::Unsafe],
+            [
+                ("view/missing", Verdict::Pass),
+                ("path/dot/inside", Verdict::NonStrict),
+                ("symlink/inner-file/delete", Verdict::Unsafe),
+            ],
         );
         let text = render(&summary, &[pass, ns, unsafe_case]);
         let want = format!(

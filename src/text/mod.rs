@@ -29,11 +29,14 @@ pub const LINE_NUMBER_WIDTH: usize = 6;
 /// Most lines a file view shows; more is refused (doc: "999,999 lines").
 pub const MAX_LINES: usize = 999_999;
 
-/// One of the three built-in wordings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// One of the three built-in wordings; `docs` by default.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
     /// The documented strings (memory-tool page, "Tool commands").
+    #[default]
     Docs,
     /// PyPI `anthropic` 2.14.0 `BetaLocalFilesystemMemoryTool` through the SDK runner.
     PythonSdk,

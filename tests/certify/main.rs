@@ -55,6 +55,7 @@ fn run(target: &mut dyn Target, profile: Profile, globs: &[&str]) -> BTreeMap<St
         &Config {
             profile,
             strict: false,
+            ..Default::default()
         },
         &cases,
         target,
@@ -104,6 +105,7 @@ fn run_payloads(
         &Config {
             profile,
             strict: false,
+            ..Default::default()
         },
         &cases,
         target,
@@ -536,6 +538,84 @@ fn binary_exit_codes_and_json_report() {
 
     let out = memcert(&["certify", "--cases", "no-such-case/*"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn expected_failures_excuse_known_faults_and_cannot_go_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("xfail.toml");
+    let py = python();
+    let certify = |list: &std::path::Path, globs: &[&str]| {
+        let mut args = vec![
+            "certify",
+            "--python",
+            "anthropic.tools:BetaLocalFilesystemMemoryTool",
+            "--python-exe",
+            &py,
+            "--profile",
+            "python-sdk",
+            "--level",
+            "quick",
+            "--expected-failures",
+            list.to_str().unwrap(),
+        ];
+        for g in globs {
+            args.extend(["--cases", g]);
+        }
+        memcert(&args)
+    };
+    // The Python SDK's six UNSAFE symlink cases (§3 S-4 to S-6, hard links, the loop's host
+    // path), excused.
+    std::fs::write(
+        &list,
+        "[[expected]]\nid = \"symlink/inner-*\"\nreason = \"deletes and moves link targets\"\n\n\
+         [[expected]]\nid = \"symlink/hardlink-outside/*\"\nreason = \"writes through hard links\"\n\n\
+         [[expected]]\nid = \"symlink/loop/view\"\nreason = \"host path in the loop error\"\n\n\
+         [[expected]]\nid = \"rename/*\"\nreason = \"not in this run\"\n",
+    )
+    .unwrap();
+    let out = certify(&list, &["symlink/*"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "\nEXPECTED FAILURES (6)\n  symlink/loop/view                                UNSAFE host path in the loop error\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "expected-failure entries that matched no case of this run (1):\n  rename/*\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with(
+            "verdict: CERTIFIED (no UNSAFE, ERROR or FAIL outside 6 expected failures)\n"
+        ),
+        "{stdout}"
+    );
+    // An entry whose cases pass is stale and fails the run.
+    std::fs::write(
+        &list,
+        "[[expected]]\nid = \"view/missing\"\nreason = \"was broken once\"\n",
+    )
+    .unwrap();
+    let out = certify(&list, &["view/missing"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("STALE expected failures (1): these entries' cases all pass now; remove them\n  view/missing\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("verdict: NOT CERTIFIED (1 stale expected-failure entry)\n"),
+        "{stdout}"
+    );
+    // A malformed list is a usage error before anything runs.
+    std::fs::write(&list, "[[expected]]\nid = \"view/*\"\n").unwrap();
+    let out = certify(&list, &["view/missing"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("missing field `reason`"), "{stderr}");
+    assert!(out.stdout.is_empty());
 }
 
 #[test]

@@ -94,6 +94,7 @@ fn every_reply_string_of_every_case_and_profile() {
         let config = Config {
             profile,
             strict: true,
+            ..Default::default()
         };
         for case in &cases {
             let rec = run_case(case, &mut target, &config);
@@ -330,6 +331,7 @@ fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
     let config = Config {
         profile: Profile::Docs,
         strict: false,
+        ..Default::default()
     };
     let mut literal = BTreeSet::new();
     for (i, p) in corpus().into_iter().enumerate() {

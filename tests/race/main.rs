@@ -22,6 +22,7 @@ fn verdicts(target: &mut dyn Target, profile: Profile) -> Vec<(String, Verdict)>
     let config = Config {
         profile,
         strict: false,
+        ..Default::default()
     };
     let out = catalog::all()
         .iter()
