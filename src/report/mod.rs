@@ -3,8 +3,10 @@
 //! - [`terminal`]: progress on stderr, then a summary a person reads (worst cases first);
 //! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
-//! - [`markdown`]: a summary that fits a CI job summary (`--markdown`).
+//! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
+//! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`).
 
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
