@@ -12,7 +12,9 @@ use clap::{Parser, Subcommand};
 use memcert::certify::{self, Config, Fanout, Reporter};
 use memcert::exit;
 use memcert::expected::ExpectedFailures;
-use memcert::report::{json, junit, markdown, progress::Progress, terminal::Terminal, FileReport};
+use memcert::report::{
+    html, json, junit, markdown, progress::Progress, terminal::Terminal, FileReport,
+};
 
 type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
 use memcert::suite::catalog;
@@ -126,6 +128,10 @@ struct CertifyArgs {
     /// Also write a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Also write an HTML report to this file: one self-contained page (no external resources)
+    /// with the table per category, filters by verdict, and every case with its steps and diffs.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -195,6 +201,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         ("JSON report", &args.report_json),
         ("JUnit report", &args.junit),
         ("Markdown report", &args.markdown),
+        ("HTML report", &args.html),
     ] {
         if let Some(path) = path {
             // Fail now, not after the run, when a report cannot be written; an earlier report
@@ -262,6 +269,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         (args.report_json.clone(), json::render_file as ReportRender),
         (args.junit.clone(), junit::render),
         (args.markdown.clone(), markdown::render),
+        (args.html.clone(), html::render),
     ]
     .into_iter()
     .filter_map(|(path, render)| path.map(|p| FileReport::new(p, render)))

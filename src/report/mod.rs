@@ -3,8 +3,10 @@
 //! - [`terminal`]: progress on stderr, then a summary a person reads (worst cases first);
 //! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
-//! - [`markdown`]: a summary that fits a CI job summary (`--markdown`).
+//! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
+//! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`).
 
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -55,8 +57,16 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
 /// never sees half a report.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
     use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
     let mut tmp = tempfile::NamedTempFile::new_in(folder_of(path))?;
     tmp.write_all(text.as_bytes())?;
+    // A replaced report keeps its mode; a new one is 0644 like any file a tool writes (the
+    // temp file is 0600).
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o644);
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
     tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
@@ -108,5 +118,23 @@ impl crate::certify::Reporter for FileReport {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod write_tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn a_new_report_is_0644_and_a_replaced_one_keeps_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.md");
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        super::write_atomic(&p, "a").unwrap();
+        assert_eq!(mode(&p), 0o644);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        super::write_atomic(&p, "b").unwrap();
+        assert_eq!(mode(&p), 0o640);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "b");
     }
 }

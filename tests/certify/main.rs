@@ -540,6 +540,80 @@ fn binary_exit_codes_and_json_report() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `base64(sha256(text))`, as a Content-Security-Policy hash source spells it (python3, which
+/// the tests here need anyway).
+fn csp_hash(text: &str) -> String {
+    use std::io::Write as _;
+    let mut child = Command::new("python3")
+        .args([
+            "-c",
+            "import base64, hashlib, sys; \
+             print(base64.b64encode(hashlib.sha256(sys.stdin.buffer.read()).digest()).decode())",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn html_report_is_one_offline_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.html");
+    let out = memcert(&[
+        "certify",
+        "--level",
+        "quick",
+        "--exclude",
+        "race/*",
+        "--html",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">\n"));
+    assert!(html.ends_with("</body>\n</html>\n"));
+    assert_eq!(html.matches("<html").count(), 1);
+    assert_eq!(html.matches("</html>").count(), 1);
+    for external in ["http://", "https://", "src=", "href=", "url("] {
+        assert!(!html.contains(external), "{external}");
+    }
+    let n = catalog::for_level(RunLevel::Quick).len() - 2;
+    // One INFO: a Windows-only name kept as a literal name inside the store.
+    assert!(html.contains(&format!(
+        "<tr class=\"total\"><th>total</th><td>{}</td><td>0</td><td>1</td><td>0</td><td>0</td>\
+<td>0</td><td>0</td></tr>\n",
+        n - 1
+    )));
+    assert_eq!(html.matches("<details class=\"case\" ").count(), n);
+    // The Content-Security-Policy allows the page's one style sheet and one script by hash.
+    let inner = |tag: &str| {
+        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+        assert_eq!(html.matches(&open).count(), 1, "{tag}");
+        let start = html.find(&open).unwrap() + open.len();
+        html[start..start + html[start..].find(&close).unwrap()].to_owned()
+    };
+    assert!(html.contains(&format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+style-src 'sha256-{}'; script-src 'sha256-{}'; base-uri 'none'; form-action 'none'\">",
+        csp_hash(&inner("style")),
+        csp_hash(&inner("script"))
+    )));
+}
+
 #[test]
 fn expected_failures_excuse_known_faults_and_cannot_go_stale() {
     let dir = tempfile::tempdir().unwrap();
@@ -668,6 +742,11 @@ fn binary_refuses_bad_flags_before_running() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("cannot write the JSON report /nonexistent-dir/r.json"));
+    assert!(out.stdout.is_empty(), "nothing ran");
+    let out = memcert(&["certify", "--html", "/nonexistent-dir/r.html"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("cannot write the HTML report /nonexistent-dir/r.html"));
     assert!(out.stdout.is_empty(), "nothing ran");
     let out = memcert(&["certify", "--stdio", "python3 'unterminated"]);
     assert_eq!(out.status.code(), Some(2));
