@@ -68,7 +68,9 @@ enum Cmd {
 #[derive(clap::Args, Debug)]
 struct CertifyArgs {
     /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName`, a subclass of
-    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with base_path=.
+    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with base_path=;
+    /// or `path/to/file.py:make_handler`, a function (sync or async) that takes the base
+    /// directory and returns such a handler.
     #[arg(long, value_name = "SPEC", conflicts_with_all = ["stdio", "node"])]
     python: Option<String>,
     /// A Node handler for the TypeScript SDK: `path/to/module.mjs:ExportName` (a class like
@@ -84,8 +86,8 @@ struct CertifyArgs {
     /// current folder do not.
     #[arg(long, value_name = "DIR")]
     node_path: Option<PathBuf>,
-    /// Extra keyword arguments for the Python handler's constructor, as a JSON object
-    /// (`base_path=` is always given).
+    /// Extra keyword arguments for the Python handler's constructor or factory, as a JSON object
+    /// (`base_path=`, or the factory's first argument, is always given).
     #[arg(long, value_name = "JSON", requires = "python")]
     python_init: Option<String>,
     /// Python interpreter for --python (it must have the `anthropic` package).

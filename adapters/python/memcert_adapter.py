@@ -15,7 +15,12 @@ SPEC is ``path/to/file.py:ClassName`` (the file is loaded with importlib and
 its directory is put on ``sys.path``) or ``package.module:ClassName`` (for
 example ``anthropic.tools:BetaLocalFilesystemMemoryTool``). ``--init`` is a JSON
 object of extra keyword arguments for the constructor; ``base_path=`` is always
-given by ``reset``.
+given by ``reset``. SPEC may also name a factory function instead of a class
+(``path/to/file.py:make_handler``): it is called as ``make_handler(base_dir,
+**init)`` on every ``reset`` (awaited when it is async) and must return an
+instance of one of the two memory tool classes. The handler is built once over
+a throw-away directory when ``hello`` arrives, so one that cannot be built at
+all fails ``hello`` with a message naming the forms to use.
 
 Guarantees:
 
@@ -56,7 +61,9 @@ PROTOCOL = 1
 FIELD_MAX = 4096  # anthropic's _toolsets._sanitize.FIELD_MAX: the cut for an exception's repr
 ACCEPTED_FORMS = (
     "accepted forms are 'path/to/file.py:ClassName' and 'package.module:ClassName', naming a subclass of "
-    "anthropic.tools.BetaAbstractMemoryTool or anthropic.tools.BetaAsyncAbstractMemoryTool"
+    "anthropic.tools.BetaAbstractMemoryTool or anthropic.tools.BetaAsyncAbstractMemoryTool built with base_path= "
+    "(add other constructor arguments with --python-init JSON), or 'path/to/file.py:make_handler', a function "
+    "that takes the base directory and returns such a handler (it may be async)"
 )
 LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
@@ -213,8 +220,12 @@ def _load_module_by_name(spec, module_name):
         raise LoadError(f"Cannot load handler {spec!r}: importing {module_name!r} raised {error_text(exc)}.") from None
 
 
+FACTORY = "factory"
+
+
 def load_handler_class(spec):
-    """Return (cls, is_async) for SPEC, or raise LoadError naming SPEC and what is wrong."""
+    """Return (cls, is_async) for SPEC, or (function, FACTORY) for a factory; raise LoadError naming SPEC
+    and what is wrong."""
     target, sep, class_name = spec.rpartition(":")
     if not sep or not target or not class_name.isidentifier():
         raise LoadError(f"Handler spec {spec!r} is malformed; {ACCEPTED_FORMS}.")
@@ -235,7 +246,9 @@ def load_handler_class(spec):
     if cls is None:
         raise LoadError(f"Cannot load handler {spec!r}: {target!r} defines no {class_name!r}; {ACCEPTED_FORMS}.")
     if not inspect.isclass(cls):
-        raise LoadError(f"Cannot use handler {spec!r}: {class_name!r} is not a class; {ACCEPTED_FORMS}.")
+        if inspect.isroutine(cls):
+            return cls, FACTORY
+        raise LoadError(f"Cannot use handler {spec!r}: {class_name!r} is not a class or a function; {ACCEPTED_FORMS}.")
     if issubclass(cls, BetaAbstractMemoryTool):
         is_async = False
     elif issubclass(cls, BetaAsyncAbstractMemoryTool):
@@ -265,17 +278,22 @@ def load_handler_class(spec):
 # Serving
 
 
+class BuildError(Exception):
+    """The handler could be called but did not give a memory tool."""
+
+
 class Adapter:
     """Answers protocol requests for one handler class."""
 
     def __init__(self, spec, cls, is_async, init_kwargs, load_error):
         self.spec = spec
         self.cls = cls
-        self.is_async = is_async
+        self.factory = is_async == FACTORY
+        self.is_async = False if self.factory else is_async
         self.init_kwargs = init_kwargs
         self.load_error = load_error
         self.instance = None
-        self.loop = asyncio.new_event_loop() if is_async else None
+        self.loop = None
         self.result_content, self.error_content = load_renderers()
 
     def answer(self, request):
@@ -300,6 +318,8 @@ class Adapter:
                 "protocol": PROTOCOL,
                 "error": f"unsupported protocol {request.get('protocol')!r}; this adapter speaks protocol {PROTOCOL}",
             }
+        if self.load_error is None:
+            self.load_error = self.probe()
         if self.load_error is not None:
             return {"ok": False, "error": self.load_error}
         return {"ok": True, "protocol": PROTOCOL, "handler": self.spec}
@@ -311,16 +331,55 @@ class Adapter:
         if not isinstance(base_dir, str) or not base_dir:
             return {"ok": False, "error": "reset needs \"base_dir\", an absolute directory path"}
         self.instance = None
-        kwargs = dict(self.init_kwargs)
-        kwargs["base_path"] = base_dir
         try:
-            if self.is_async:
-                self.instance = self._run_async(self._construct(kwargs))
-            else:
-                self.instance = self.cls(**kwargs)
+            self.instance, self.is_async = self.build(base_dir)
+        except BuildError as exc:
+            return {"ok": False, "error": str(exc)}
         except BaseException as exc:  # noqa: B036 - report, keep serving
             return {"ok": False, "error": error_text(exc)}
         return {"ok": True}
+
+    def build(self, base_dir):
+        """A fresh handler over BASE_DIR and whether it is async; a factory's result is checked."""
+        if self.factory:
+            from anthropic.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
+
+            made = self._run_async(self._factory(base_dir))
+            if isinstance(made, BetaAbstractMemoryTool):
+                return made, False
+            if isinstance(made, BetaAsyncAbstractMemoryTool):
+                return made, True
+            raise BuildError(
+                f"the factory {self.spec!r} returned {type(made).__name__}, not a BetaAbstractMemoryTool "
+                "or BetaAsyncAbstractMemoryTool instance"
+            )
+        kwargs = dict(self.init_kwargs)
+        kwargs["base_path"] = base_dir
+        if self.is_async:
+            return self._run_async(self._construct(kwargs)), True
+        return self.cls(**kwargs), False
+
+    async def _factory(self, base_dir):
+        # Called inside the loop so an async factory (or one that makes asyncio objects) works.
+        made = self.cls(base_dir, **self.init_kwargs)
+        if inspect.isawaitable(made):
+            made = await made
+        return made
+
+    def probe(self):
+        """Build the handler once over a throw-away directory, so that one that cannot be built at all ends
+        the run at `hello` (memcert exit 2) with a message that says which form to use."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="memcert-probe-") as base_dir:
+            os.makedirs(os.path.join(base_dir, "memories"), exist_ok=True)
+            try:
+                self.build(base_dir)
+            except BuildError as exc:
+                return f"Cannot use handler {self.spec!r}: {exc}; {ACCEPTED_FORMS}."
+            except BaseException as exc:  # noqa: B036
+                return f"Cannot build handler {self.spec!r}: {error_text(exc)}; {ACCEPTED_FORMS}."
+        return None
 
     async def _construct(self, kwargs):
         # Built inside the loop so a constructor may create asyncio objects bound to it.
@@ -365,7 +424,7 @@ class Adapter:
         return await self.instance.call(tool_input)
 
     def _run_async(self, coroutine):
-        if self.loop.is_closed():
+        if self.loop is None or self.loop.is_closed():
             self.loop = asyncio.new_event_loop()
         return self.loop.run_until_complete(coroutine)
 

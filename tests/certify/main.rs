@@ -615,6 +615,58 @@ style-src 'sha256-{}'; script-src 'sha256-{}'; base-uri 'none'; form-action 'non
 }
 
 #[test]
+fn python_handlers_built_by_factories_or_with_extra_arguments() {
+    let py = python();
+    let certify = |spec: &str, init: Option<&str>| {
+        let spec = format!("fixtures/handlers/constructors.py:{spec}");
+        let mut args = vec![
+            "certify",
+            "--python",
+            &spec,
+            "--python-exe",
+            &py,
+            "--profile",
+            "python-sdk",
+            "--cases",
+            "view/dir/*",
+        ];
+        if let Some(init) = init {
+            args.extend(["--python-init", init]);
+        }
+        let out = memcert(&args);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (spec, init) in [
+        ("make_handler", None),
+        ("make_async_handler", None),
+        ("make_with_quota", Some(r#"{"quota": 3}"#)),
+        ("NeedsQuota", Some(r#"{"quota": 3}"#)),
+    ] {
+        let (code, stdout, _) = certify(spec, init);
+        assert_eq!(code, Some(0), "{spec}: {stdout}");
+        assert!(stdout.contains("cases: 8\n"), "{spec}: {stdout}");
+    }
+    let forms = "accepted forms are 'path/to/file.py:ClassName' and 'package.module:ClassName', naming a subclass of anthropic.tools.BetaAbstractMemoryTool or anthropic.tools.BetaAsyncAbstractMemoryTool built with base_path= (add other constructor arguments with --python-init JSON), or 'path/to/file.py:make_handler', a function that takes the base directory and returns such a handler (it may be async).";
+    let (code, stdout, stderr) = certify("NeedsQuota", None);
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(
+        stderr,
+        format!("memcert: error: the handler cannot be started: Cannot build handler 'fixtures/handlers/constructors.py:NeedsQuota': TypeError(\"NeedsQuota.__init__() missing 1 required positional argument: 'quota'\"); {forms}\n")
+    );
+    let (code, _, stderr) = certify("make_nothing", None);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        format!("memcert: error: the handler cannot be started: Cannot use handler 'fixtures/handlers/constructors.py:make_nothing': the factory 'fixtures/handlers/constructors.py:make_nothing' returned NoneType, not a BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool instance; {forms}\n")
+    );
+}
+
+#[test]
 fn expected_failures_excuse_known_faults_and_cannot_go_stale() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("xfail.toml");
