@@ -29,6 +29,13 @@ pub struct Config {
     pub strict: bool,
     /// Known failures that do not stop certification (`--expected-failures`).
     pub expected: ExpectedFailures,
+    /// Black-box mode (`--memory-dir-unknown`): the handler's store is not the `memories_dir`
+    /// memcert gives it (a database, a dict, another folder). Planted files are made through
+    /// the handler's own `create` commands instead ([`black_box_prelude`]); cases that need
+    /// anything `create` cannot make (links, FIFOs, empty folders, bytes that are not UTF-8,
+    /// races) are SKIPPED with the reason; checks on disk are dropped, so state is judged only
+    /// through the handler's answers. The canaries around the sandbox are still watched.
+    pub black_box: bool,
 }
 
 /// One command of a finished case, with its answer.
@@ -195,11 +202,126 @@ pub fn select(
         .collect())
 }
 
+/// The `create` commands that lay out a case's planted files through the handler itself, for
+/// black-box mode ([`Config::black_box`]), or why the case cannot run that way. Folders come
+/// with the files created in them; an empty folder that no command names is left out.
+///
+/// # Errors
+/// The reason the case is SKIPPED: a planted item `create` cannot make.
+pub fn black_box_prelude(case: &Case) -> Result<Vec<Value>, String> {
+    use crate::suite::Fs;
+    if case.race.is_some() {
+        return Err("a race swaps folders on disk; the handler's store is not on the filesystem (black-box mode)".into());
+    }
+    let mut creates = Vec::new();
+    for item in &case.setup {
+        let (path, text) = match item {
+            Fs::File { path, content } => match String::from_utf8(content.clone()) {
+                Ok(text) => (path, text),
+                Err(_) => {
+                    return Err(format!(
+                        "needs {path} planted with bytes that are not UTF-8, which create cannot write (black-box mode)"
+                    ))
+                }
+            },
+            Fs::Lines { path, count } => (path, "x\n".repeat(*count)),
+            Fs::Dir { path } => {
+                let prefix = format!("{}/", path.trim_end_matches('/'));
+                let filled = case.setup.iter().any(|other| match other {
+                    Fs::File { path: p, .. } | Fs::Lines { path: p, .. } => p.starts_with(&prefix),
+                    _ => false,
+                });
+                // An empty folder no command names only furnishes the store (the root cases
+                // plant one so that deleting the root would lose something): left out.
+                let named = case.steps.iter().any(|step| {
+                    crate::protocol::strings_in(&step.input)
+                        .iter()
+                        .any(|s| s.starts_with(path.trim_end_matches('/')))
+                });
+                if filled || !named {
+                    continue;
+                }
+                return Err(format!(
+                    "needs the empty folder {path} planted, which create cannot make (black-box mode)"
+                ));
+            }
+            Fs::Symlink { path, .. } => {
+                return Err(format!("needs the symlink {path} planted on disk (black-box mode)"))
+            }
+            Fs::Fifo { path } => {
+                return Err(format!("needs the FIFO {path} planted on disk (black-box mode)"))
+            }
+            Fs::HardLinkOutside { path, .. } => {
+                return Err(format!("needs the hard link {path} planted on disk (black-box mode)"))
+            }
+        };
+        creates.push(serde_json::json!({"command": "create", "path": path, "file_text": text}));
+    }
+    Ok(creates)
+}
+
 /// Run one case against a target and judge it.
 pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRecord {
+    if !config.black_box {
+        return run_prepared(case, &case.setup, &[], target, config);
+    }
+    match black_box_prelude(case) {
+        Ok(prelude) => {
+            let judged = Case {
+                checks: Vec::new(),
+                ..case.clone()
+            };
+            run_prepared(&judged, &[], &prelude, target, config)
+        }
+        Err(reason) => skipped(case, reason, config),
+    }
+}
+
+/// The folders outside the sandbox a case watches: the target's scratch HOME and TMPDIR,
+/// except in black-box mode, where the handler's store may be there.
+fn watched(target: &dyn Target, config: &Config) -> Vec<std::path::PathBuf> {
+    if config.black_box {
+        Vec::new()
+    } else {
+        target.watched()
+    }
+}
+
+/// A case not run, with the reason.
+fn skipped(case: &Case, reason: String, config: &Config) -> CaseRecord {
+    CaseRecord {
+        id: case.id.clone(),
+        category: case.category().to_owned(),
+        requirement: case.requirement.clone(),
+        source: case.source.clone(),
+        level: case.level,
+        verdict: Verdict::Skipped,
+        expected_failure: config
+            .expected
+            .excuses(&case.id, Verdict::Skipped)
+            .map(str::to_owned),
+        findings: vec![Finding {
+            verdict: Verdict::Skipped,
+            kind: "skipped".into(),
+            detail: reason,
+        }],
+        steps: Vec::new(),
+        duration_ms: 0,
+    }
+}
+
+/// Run a case over a sandbox laid out with `setup`, after sending `prelude` (ungraded set-up
+/// commands; a refused one makes the case SKIPPED).
+fn run_prepared(
+    case: &Case,
+    setup: &[crate::suite::Fs],
+    prelude: &[Value],
+    target: &mut dyn Target,
+    config: &Config,
+) -> CaseRecord {
     let started = Instant::now();
     let mut obs = Observation::default();
-    let sandbox = match Sandbox::create_unchecked(&case.setup) {
+    let sandbox = match Sandbox::create_unchecked(setup) {
         Ok(s) => s,
         Err(e) => {
             obs.replies
@@ -223,11 +345,25 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
     let mut watched_before = Vec::new();
     match target.reset(sandbox.base(), sandbox.root()) {
         Ok(()) => {
-            watched_before = target
-                .watched()
+            watched_before = watched(target, config)
                 .iter()
                 .map(|w| watched_unchecked(w))
                 .collect();
+            for input in prelude {
+                let refused = match target.call(input) {
+                    Ok(r) if !r.is_error => None,
+                    Ok(r) => Some(format!("the handler refused it: {}", r.text())),
+                    Err(e) => Some(explain(&e, target)),
+                };
+                if let Some(why) = refused {
+                    let path = input["path"].as_str().unwrap_or("");
+                    return skipped(
+                        case,
+                        format!("black-box set-up: create {path} failed ({why})"),
+                        config,
+                    );
+                }
+            }
             let swapper = case.race.as_ref().map(|r| {
                 Swapper::start_unchecked(
                     sandbox.host_unchecked(&r.a),
@@ -253,7 +389,7 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
             .push(Err(format!("reset failed: {}", explain(&e, target)))),
     }
     obs.outside_after = sandbox.outside_unchecked();
-    for (w, before) in target.watched().iter().zip(watched_before) {
+    for (w, before) in watched(target, config).iter().zip(watched_before) {
         let name = w
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

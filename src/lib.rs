@@ -8,9 +8,14 @@
 //! - [`target`]: how to reach a handler under test (in-process, stdio protocol, Python adapter);
 //! - [`expected`]: the expected-failures list a run is judged against;
 //! - [`certify`]: the runner, the only module that sees both a case and a target;
-//! - [`report`]: consumers of run events (terminal, JSON, JUnit XML, Markdown).
+//! - [`report`]: consumers of run events (terminal, JSON, JUnit XML, Markdown, HTML);
+//! - [`certify()`], [`Options`], [`Certification`]: the in-process entry point for Rust users,
+//!   which certifies any [`handler::Handler`] from a test.
 #![deny(missing_docs)]
 
+pub use api::{certify, Certification, Error, Options};
+
+mod api;
 pub mod attack;
 pub mod certify;
 pub mod exit;

@@ -103,6 +103,11 @@ struct CertifyArgs {
     /// Grade NON-STRICT as FAIL.
     #[arg(long)]
     strict: bool,
+    /// The handler does not keep its files in the memories_dir memcert gives it (a database, a
+    /// dict, a folder of its own): plant files through its own `create` commands, SKIP cases
+    /// that need links, FIFOs, empty folders or races, and judge state only by its answers.
+    #[arg(long)]
+    memory_dir_unknown: bool,
     /// A TOML file of case ids or globs the handler is known to fail, each with a reason
     /// (`[[expected]] id = "..." reason = "..."`). Their FAIL, UNSAFE or ERROR does not stop
     /// certification; an entry whose cases all pass is stale and does.
@@ -266,6 +271,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         profile: args.profile,
         strict: args.strict,
         expected,
+        black_box: args.memory_dir_unknown,
     };
     let mut files: Vec<FileReport> = [
         (args.report_json.clone(), json::render_file as ReportRender),

@@ -6,6 +6,9 @@
 
 pub mod reference;
 
+use std::io;
+use std::path::Path;
+
 use serde_json::Value;
 
 use crate::protocol::ToolResult;
@@ -17,4 +20,21 @@ use crate::protocol::ToolResult;
 pub trait Handler {
     /// Run one command and answer it.
     fn apply(&mut self, input: &Value) -> ToolResult;
+
+    /// Start over on a fresh store for the next test case (`memcert::certify` calls it before
+    /// every case): `memories_dir` is the existing folder the model calls `/memories`, holding
+    /// the case's planted files, and `base_dir` its parent. Drop every cache and open handle of
+    /// the previous case. A handler whose store is not a folder (a database, a dict) clears it,
+    /// ignores the paths, and is certified with `Options::black_box`.
+    ///
+    /// # Errors
+    /// Any I/O error of opening the store; the case is then ERROR. The default implementation
+    /// returns [`io::ErrorKind::Unsupported`]: implement it to certify a handler in-process.
+    fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> io::Result<()> {
+        let _ = (base_dir, memories_dir);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this handler does not implement Handler::reset, which memcert needs to give it a fresh store per case",
+        ))
+    }
 }

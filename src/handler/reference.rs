@@ -814,6 +814,17 @@ impl Handler for Reference {
             is_error: outcome.is_error(),
         }
     }
+
+    /// Reopen over `memories_dir` with the same profile and options (refusing a symlinked
+    /// root, B10, as [`Reference::open_ambient`] does).
+    fn reset(
+        &mut self,
+        _base_dir: &std::path::Path,
+        memories_dir: &std::path::Path,
+    ) -> io::Result<()> {
+        *self = Reference::open_ambient(memories_dir, self.profile, self.options)?;
+        Ok(())
+    }
 }
 
 fn parse(path: &str) -> Result<VPath, Outcome> {

@@ -63,3 +63,47 @@ impl Target for InProcess {
         }
     }
 }
+
+/// A handler the caller owns, borrowed for one run (what [`crate::certify::certify`] drives):
+/// [`Handler::reset`] gives it a fresh store before each case.
+pub struct Borrowed<'a, H: Handler + ?Sized> {
+    name: String,
+    handler: &'a mut H,
+    ready: bool,
+}
+
+impl<'a, H: Handler + ?Sized> Borrowed<'a, H> {
+    /// Drive `handler`, named `name` in reports.
+    pub fn new(name: impl Into<String>, handler: &'a mut H) -> Self {
+        Borrowed {
+            name: name.into(),
+            handler,
+            ready: false,
+        }
+    }
+}
+
+impl<H: Handler + ?Sized> Target for Borrowed<'_, H> {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
+        self.ready = false;
+        // The handler's own error, not the harness's.
+        self.handler
+            .reset(base_dir, memories_dir)
+            .map_err(|e| TargetError::Protocol(e.to_string()))?;
+        self.ready = true;
+        Ok(())
+    }
+
+    fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError> {
+        if !self.ready {
+            return Err(TargetError::Protocol(
+                "call before a successful reset".into(),
+            ));
+        }
+        Ok(self.handler.apply(input))
+    }
+}

@@ -667,6 +667,97 @@ fn python_handlers_built_by_factories_or_with_extra_arguments() {
 }
 
 #[test]
+fn a_handler_with_a_store_of_its_own_runs_black_box() {
+    // fixtures/handlers/own_folder.py ignores base_path and keeps its files in a folder of its
+    // own. Run as usual, the planted files are missing and its own folder (in the watched
+    // TMPDIR) changes: the verdicts are wrong. With --memory-dir-unknown, files are planted
+    // through its own create commands, what create cannot make is SKIPPED, and the grades are
+    // those of the SDK class it wraps (python_sdk_expected: the same three path FAILs).
+    let dir = tempfile::tempdir().unwrap();
+    let py = python();
+    let run = |black_box: bool| {
+        let report = dir.path().join(format!("bb-{black_box}.json"));
+        let mut args = vec![
+            "certify",
+            "--python",
+            "fixtures/handlers/own_folder.py:OwnFolder",
+            "--python-exe",
+            &py,
+            "--profile",
+            "python-sdk",
+            "--level",
+            "quick",
+            "--exclude",
+            "payload/*",
+            "--report-json",
+            report.to_str().unwrap(),
+        ];
+        if black_box {
+            args.push("--memory-dir-unknown");
+        }
+        let out = memcert(&args);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        (out.status.code(), json)
+    };
+    let (code, json) = run(false);
+    assert_eq!(code, Some(1));
+    assert!(json["summary"]["counts"]["FAIL"].as_u64().unwrap() > 20);
+    let (code, json) = run(true);
+    assert_eq!(code, Some(1));
+    let graded: BTreeMap<&str, &str> = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            !matches!(
+                c["verdict"].as_str(),
+                Some("PASS" | "NON-STRICT" | "INFO" | "SKIPPED")
+            )
+        })
+        .map(|c| (c["id"].as_str().unwrap(), c["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        graded,
+        BTreeMap::from([
+            ("path/newline-in-name", "FAIL"),
+            ("path/prefix/delete-real-directory", "FAIL"),
+            ("path/tab-in-name", "FAIL"),
+        ])
+    );
+    let skipped: Vec<&str> = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "SKIPPED")
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped.len(), 37);
+    // Links, FIFOs, races, bytes that are not UTF-8, and the two root cases that name the
+    // empty folder they plant (`/memories/deep/..`).
+    for id in &skipped {
+        assert!(
+            id.starts_with("symlink/")
+                || id.starts_with("race/")
+                || id.ends_with("/fifo")
+                || id.ends_with("/not-utf8")
+                || ["root/delete/dotdot", "root/rename/onto-root"].contains(id),
+            "{id}"
+        );
+    }
+    let race = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "race/swap-dir/view")
+        .unwrap();
+    assert_eq!(
+        race["findings"][0]["detail"],
+        "a race swaps folders on disk; the handler's store is not on the filesystem (black-box mode)"
+    );
+}
+
+#[test]
 fn expected_failures_excuse_known_faults_and_cannot_go_stale() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("xfail.toml");
