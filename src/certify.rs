@@ -371,12 +371,19 @@ fn run_prepared(
                     r.max_swaps,
                 )
             });
-            for input in &inputs {
-                match target.call(input) {
-                    Ok(r) => obs.replies.push(Ok(r)),
-                    Err(e) => {
-                        obs.replies.push(Err(explain(&e, target)));
-                        break;
+            if case.batch {
+                match target.call_batch(&inputs) {
+                    Ok(rs) => obs.replies.extend(rs.into_iter().map(Ok)),
+                    Err(e) => obs.replies.push(Err(explain(&e, target))),
+                }
+            } else {
+                for input in &inputs {
+                    match target.call(input) {
+                        Ok(r) => obs.replies.push(Ok(r)),
+                        Err(e) => {
+                            obs.replies.push(Err(explain(&e, target)));
+                            break;
+                        }
                     }
                 }
             }

@@ -108,7 +108,7 @@ impl Reporter for Progress {
                         if let Some(line) = line {
                             eprintln!("{line}");
                         }
-                        if self.done % EVERY_CASES == 0 || self.last.elapsed() >= EVERY {
+                        if self.done.is_multiple_of(EVERY_CASES) || self.last.elapsed() >= EVERY {
                             eprintln!(
                                 "[{:>5}/{}] {} cases done ({})",
                                 self.done,

@@ -169,6 +169,10 @@ pub struct Case {
     /// A concurrent swap the harness runs while the steps are sent (TOCTOU cases).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<Race>,
+    /// The steps are one assistant turn with several `tool_use` blocks, sent together
+    /// (`Target::call_batch`); each reply is still graded by its own step.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 /// A bounded race: while the case's steps run, the harness keeps exchanging two in-root names

@@ -76,6 +76,16 @@ pub trait Target {
     /// [`TargetError`] when no answer came; the case is ERROR.
     fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError>;
 
+    /// Send the `tool_use` inputs of one assistant turn together, as a tool runner does (the
+    /// TypeScript runner runs them concurrently, the Python runner in order); the replies come
+    /// in input order. The default sends them one by one, in order.
+    ///
+    /// # Errors
+    /// As [`Target::call`], for the first call that gets no answer.
+    fn call_batch(&mut self, inputs: &[Value]) -> Result<Vec<ToolResult>, TargetError> {
+        inputs.iter().map(|i| self.call(i)).collect()
+    }
+
     /// Host folders this handler may not write to either (an external handler's HOME and
     /// TMPDIR): the runner compares them before and after each case like the sandbox outside
     /// the root.

@@ -85,6 +85,7 @@ pub struct Stdio {
     handler: String,
     next_id: u64,
     home: Option<tempfile::TempDir>,
+    batch: bool,
 }
 
 impl Stdio {
@@ -111,6 +112,7 @@ impl Stdio {
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             handler: String::new(),
             next_id: 0,
+            batch: false,
             home: tempfile::Builder::new()
                 .prefix("memcert-home-")
                 .tempdir()
@@ -210,7 +212,50 @@ impl Stdio {
             .and_then(Value::as_str)
             .unwrap_or("unnamed handler")
             .to_owned();
+        // v1.1: the optional ops the handler answers.
+        self.batch = answer
+            .get("ops")
+            .and_then(Value::as_array)
+            .is_some_and(|ops| ops.iter().any(|o| o == "batch"));
         Ok(self.handler.clone())
+    }
+
+    /// The tool result in a `call` answer (or one `batch` result) for call `id`.
+    fn call_answer(&mut self, id: &str, answer: &Value) -> Result<ToolResult, TargetError> {
+        if answer.get("id").and_then(Value::as_str) != Some(id) {
+            self.stop();
+            return Err(TargetError::Protocol(format!(
+                "answer for another call: {}",
+                cut(&answer.to_string())
+            )));
+        }
+        if let Some(err) = answer.get("error").and_then(Value::as_str) {
+            return Err(TargetError::Protocol(format!(
+                "the handler could not answer: {err}"
+            )));
+        }
+        let content: Content = match answer.get("content") {
+            None => {
+                self.stop();
+                return Err(TargetError::Protocol("answer without content".into()));
+            }
+            Some(c) => serde_json::from_value(c.clone()).map_err(|_| {
+                TargetError::Protocol(format!(
+                    "content is not a string, a list of blocks or null: {}",
+                    cut(&c.to_string())
+                ))
+            })?,
+        };
+        let is_error = match answer.get("is_error") {
+            Some(Value::Bool(b)) => *b,
+            None => false,
+            Some(other) => {
+                return Err(TargetError::Protocol(format!(
+                    "is_error is not a boolean: {other}"
+                )))
+            }
+        };
+        Ok(ToolResult { content, is_error })
     }
 
     /// The last bytes the handler wrote to stderr.
@@ -347,40 +392,52 @@ impl Target for Stdio {
             &json!({"op": "call", "id": id, "input": input}),
             self.timeout,
         )?;
+        self.call_answer(&id, &answer)
+    }
+
+    /// One `batch` request (v1.1) when the handler announced it in `hello`; the calls one by one
+    /// otherwise. The time limit is the per-call limit times the number of calls.
+    fn call_batch(&mut self, inputs: &[Value]) -> Result<Vec<ToolResult>, TargetError> {
+        if !self.batch {
+            return inputs.iter().map(|i| self.call(i)).collect();
+        }
+        self.next_id += 1;
+        let id = format!("b{}", self.next_id);
+        let calls: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| json!({"id": format!("{id}.{}", i + 1), "input": input}))
+            .collect();
+        let timeout = self.timeout * (inputs.len().max(1) as u32);
+        let answer = self.request(&json!({"op": "batch", "id": id, "calls": calls}), timeout)?;
         if answer.get("id").and_then(Value::as_str) != Some(id.as_str()) {
             self.stop();
             return Err(TargetError::Protocol(format!(
-                "answer for another call: {}",
+                "answer for another request: {}",
                 cut(&answer.to_string())
             )));
         }
         if let Some(err) = answer.get("error").and_then(Value::as_str) {
             return Err(TargetError::Protocol(format!(
-                "the handler could not answer: {err}"
+                "the handler could not answer the batch: {err}"
             )));
         }
-        let content: Content = match answer.get("content") {
-            None => {
-                self.stop();
-                return Err(TargetError::Protocol("answer without content".into()));
-            }
-            Some(c) => serde_json::from_value(c.clone()).map_err(|_| {
-                TargetError::Protocol(format!(
-                    "content is not a string, a list of blocks or null: {}",
-                    cut(&c.to_string())
-                ))
-            })?,
+        let Some(results) = answer.get("results").and_then(Value::as_array) else {
+            self.stop();
+            return Err(TargetError::Protocol("batch answer without results".into()));
         };
-        let is_error = match answer.get("is_error") {
-            Some(Value::Bool(b)) => *b,
-            None => false,
-            Some(other) => {
-                return Err(TargetError::Protocol(format!(
-                    "is_error is not a boolean: {other}"
-                )))
-            }
-        };
-        Ok(ToolResult { content, is_error })
+        if results.len() != inputs.len() {
+            return Err(TargetError::Protocol(format!(
+                "batch answer with {} results for {} calls",
+                results.len(),
+                inputs.len()
+            )));
+        }
+        results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| self.call_answer(&format!("{id}.{}", i + 1), r))
+            .collect()
     }
 
     fn shutdown(&mut self) {

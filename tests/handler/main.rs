@@ -360,6 +360,7 @@ fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
             }],
             checks: vec![],
             race: None,
+            batch: false,
         };
         let rec = run_case(&case, &mut target, &config);
         assert!(

@@ -2,6 +2,7 @@
 //! spelling, traversal inputs from `known-bugs.md`, planted symlinks, FIFOs and hard links, and
 //! malformed inputs. One file per first id segment.
 
+mod batch;
 mod create;
 mod delete;
 mod insert;
@@ -48,6 +49,7 @@ pub fn all() -> Vec<Case> {
     v.extend(traversal::cases());
     v.extend(symlink::cases());
     v.extend(race::cases());
+    v.extend(batch::cases());
     v.extend(malformed::cases());
     v
 }
@@ -66,6 +68,7 @@ impl B {
             steps: Vec::new(),
             checks: Vec::new(),
             race: None,
+            batch: false,
         })
     }
     pub(crate) fn must(id: &str, requirement: &str, source: &[&str]) -> B {
@@ -140,6 +143,11 @@ impl B {
             b: b.into(),
             max_swaps,
         });
+        self
+    }
+    /// Send the steps as one assistant turn (a batch).
+    pub(crate) fn batch(mut self) -> B {
+        self.0.batch = true;
         self
     }
     pub(crate) fn done(self) -> Case {
@@ -234,6 +242,7 @@ mod tests {
             "traversal",
             "symlink",
             "race",
+            "batch",
             "malformed",
         ];
         for c in &cases {

@@ -4,7 +4,8 @@
 //!
 //! Every case plants `/memories/a.md` (the other side of a rename), sends the one command with
 //! the payload in one field, and leaves the rest to the oracle: any read, write, move or delete
-//! outside the root is UNSAFE whatever the reply says.
+//! outside the root is UNSAFE whatever the reply says. In the fields that make a new name the
+//! payload aims at a fresh name beside the canary ([`aimed`]).
 //!
 //! Grading of the reply, by payload:
 //! - A spelling POSIX resolves as written (a real `..`, see `Payload::real`) or a path that is not
@@ -220,7 +221,7 @@ pub fn case(p: &Payload, f: Field) -> Case {
     let source: Vec<&str> = p.source.iter().map(String::as_str).collect();
     let mut b = B::new(&case_id(p, f), level, requirement, &source)
         .file("/memories/a.md", "a\n")
-        .send(f.input(&p.text), accept);
+        .send(f.input(&aimed(p, f)), accept);
     if f != Field::RenameNewPath {
         b = b.check(
             "/memories/a.md",
@@ -230,6 +231,21 @@ pub fn case(p: &Payload, f: Field) -> Case {
         );
     }
     b.done()
+}
+
+/// The payload's path as sent in field `f`. The fields that make a new name (`create.path`,
+/// `rename.new_path`) fail on an existing one, so there a payload aimed at a canary file
+/// (`.../canary.txt`, `.../secret.txt`) is aimed at a fresh name beside it (`.../pwned.txt`): an
+/// escape then shows as a new file outside, not as an "already exists" refusal.
+pub fn aimed(p: &Payload, f: Field) -> String {
+    match f {
+        Field::CreatePath | Field::RenameNewPath => ["canary.txt", "secret.txt"]
+            .iter()
+            .find_map(|name| p.text.strip_suffix(name))
+            .map(|dir| format!("{dir}pwned.txt"))
+            .unwrap_or_else(|| p.text.clone()),
+        _ => p.text.clone(),
+    }
 }
 
 /// The payload cases of a level, in corpus order.
@@ -322,6 +338,18 @@ mod tests {
         assert_eq!(real.checks.len(), 1);
         assert_eq!(
             real.steps[0].input["path"],
+            "/memories/../../{DOWN:2}outside/pwned.txt"
+        );
+        let drive = case(&get("absolute/drive-letter"), Field::CreatePath);
+        assert_eq!(
+            drive.steps[0].input["path"],
+            "/memories/C:\\outside\\pwned.txt"
+        );
+        let newline = case(&get("control/newline"), Field::CreatePath);
+        assert_eq!(newline.steps[0].input["path"], "/memories/new\nline.txt");
+        let view = case(&get("traversal/plain/slash/depth-2"), Field::ViewPath);
+        assert_eq!(
+            view.steps[0].input["path"],
             "/memories/../../{DOWN:2}outside/canary.txt"
         );
         let prefix = case(&get("prefix/underscore-sibling"), Field::ViewPath);

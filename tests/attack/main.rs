@@ -1,0 +1,284 @@
+//! Every payload family against the handler that makes that family's mistake
+//! (`fixtures/handlers/flawed/`): the oracle catches each one with the right finding kind, and
+//! the reference handler refuses or confines the very same cases.
+//!
+//! Each fixture's docstring names its mistake and the spellings it lets through. The cases are
+//! the payload cases (`suite::catalog::payload`) of that family at depth 2, in all seven command
+//! fields: a read through `view.path` is `outside-read`; a write, move or delete through any
+//! other field is `outside-changed`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use memcert::certify::{self, CaseRecord, Config, Event, Reporter};
+use memcert::suite::catalog::{self, RunLevel};
+use memcert::suite::verdict::Verdict;
+use memcert::suite::Case;
+use memcert::target::inproc::InProcess;
+use memcert::target::python::adapter_command;
+use memcert::target::stdio::Stdio;
+use memcert::target::Target;
+use memcert::text::Profile;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python() -> String {
+    std::env::var("MEMCERT_PYTHON").unwrap_or_else(|_| {
+        root()
+            .join(".venv/bin/python")
+            .to_string_lossy()
+            .into_owned()
+    })
+}
+
+#[derive(Default)]
+struct Collect(Vec<CaseRecord>);
+
+impl Reporter for Collect {
+    fn event(&mut self, e: &Event<'_>) {
+        if let Event::CaseFinished(r) = e {
+            self.0.push((*r).clone());
+        }
+    }
+}
+
+fn run(target: &mut dyn Target, cases: &[Case]) -> Vec<CaseRecord> {
+    let mut c = Collect::default();
+    certify::run(&Config::default(), cases, target, &mut c);
+    c.0
+}
+
+/// The full-level payload cases whose id matches one of `globs`.
+fn payload_cases(globs: &[String]) -> Vec<Case> {
+    let cases = certify::select(catalog::payload::cases(RunLevel::Full), globs, &[]).unwrap();
+    assert!(!cases.is_empty(), "{globs:?} select nothing");
+    cases
+}
+
+/// The finding kind an escape through this case's field must produce.
+fn kind_for(id: &str) -> &'static str {
+    if id.ends_with("/view.path") {
+        "outside-read"
+    } else {
+        "outside-changed"
+    }
+}
+
+/// Run `cases` on the fixture and on the reference; every case must be UNSAFE with its kind
+/// on the fixture, and PASS or INFO on the reference.
+fn caught(fixture: &str, class: &str, cases: &[Case]) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = format!("fixtures/handlers/flawed/{fixture}.py:{class}");
+    let mut cmd = adapter_command(dir.path(), &python(), &spec).unwrap();
+    cmd.current_dir(root());
+    let mut t = Stdio::new(cmd, Duration::from_secs(20));
+    let got = run(&mut t, cases);
+    assert_eq!(got.len(), cases.len());
+    let mut wrong = BTreeMap::new();
+    for r in &got {
+        let kind = kind_for(&r.id);
+        let has = r
+            .findings
+            .iter()
+            .any(|f| f.verdict == Verdict::Unsafe && f.kind == kind);
+        if r.verdict != Verdict::Unsafe || !has {
+            let kinds: Vec<String> = r
+                .findings
+                .iter()
+                .map(|f| format!("{} {}", f.verdict, f.kind))
+                .collect();
+            wrong.insert(r.id.clone(), (r.verdict, kinds));
+        }
+    }
+    assert_eq!(
+        wrong,
+        BTreeMap::new(),
+        "{fixture}: cases not caught as expected"
+    );
+    let reference = run(&mut InProcess::reference(Profile::Docs), cases);
+    for r in &reference {
+        assert!(
+            matches!(r.verdict, Verdict::Pass | Verdict::Info),
+            "reference on {}: {:?} {:?}",
+            r.id,
+            r.verdict,
+            r.findings
+        );
+    }
+}
+
+/// `payload/traversal/<dot>/<slash>/depth-2/*` for each pair.
+fn traversal(pairs: &[(&str, &str)]) -> Vec<Case> {
+    let globs: Vec<String> = pairs
+        .iter()
+        .map(|(d, s)| format!("payload/traversal/{d}/{s}/depth-2/*"))
+        .collect();
+    let cases = payload_cases(&globs);
+    assert_eq!(cases.len(), pairs.len() * 7);
+    cases
+}
+
+#[test]
+fn decode_after_check_is_caught_by_single_encoded_dots_and_separators() {
+    caught(
+        "decode_after_check",
+        "DecodeAfterCheckMemoryTool",
+        &traversal(&[
+            ("encoded-lower", "slash"),
+            ("encoded-upper", "slash"),
+            ("encoded-mixed-1", "encoded-slash"),
+            ("encoded-mixed-2", "encoded-slash-upper"),
+            ("plain", "encoded-slash"),
+        ]),
+    );
+}
+
+#[test]
+fn a_second_decode_is_caught_by_double_encoded_dots_and_separators() {
+    caught(
+        "double_decode",
+        "DoubleDecodeMemoryTool",
+        &traversal(&[
+            ("double-encoded", "slash"),
+            ("double-encoded-upper", "slash"),
+            ("double-nibble", "slash"),
+            ("plain", "double-encoded-slash"),
+        ]),
+    );
+}
+
+#[test]
+fn normalising_after_the_check_is_caught_by_unicode_look_alikes() {
+    caught(
+        "normalise_after_check",
+        "NormaliseAfterCheckMemoryTool",
+        &traversal(&[
+            ("fullwidth", "slash"),
+            ("two-dot-leader", "slash"),
+            ("one-dot-leaders", "fullwidth-slash"),
+            ("small-full-stops", "fullwidth-slash"),
+            ("plain", "fullwidth-slash"),
+        ]),
+    );
+}
+
+#[test]
+fn backslash_as_a_separator_is_caught_by_backslash_and_mixed_separators() {
+    caught(
+        "backslash_as_separator",
+        "BackslashSeparatorMemoryTool",
+        &traversal(&[("plain", "backslash"), ("plain", "mixed")]),
+    );
+}
+
+#[test]
+fn overlong_utf8_decoding_is_caught_by_overlong_forms() {
+    caught(
+        "overlong_utf8",
+        "OverlongUtf8MemoryTool",
+        &traversal(&[
+            ("overlong-2", "slash"),
+            ("overlong-2-upper", "slash"),
+            ("overlong-3", "slash"),
+            ("overlong-4", "slash"),
+            ("plain", "overlong-slash"),
+        ]),
+    );
+}
+
+#[test]
+fn percent_u_decoding_is_caught_by_percent_u_forms() {
+    caught(
+        "percent_u",
+        "PercentUMemoryTool",
+        &traversal(&[("percent-u", "slash")]),
+    );
+}
+
+#[test]
+fn stripping_once_is_caught_by_nested_dot_sequences() {
+    caught(
+        "strip_once",
+        "StripOnceMemoryTool",
+        &traversal(&[
+            ("strip-four-dots", "double-slash"),
+            ("strip-nested", "slash"),
+        ]),
+    );
+}
+
+#[test]
+fn truncating_at_nul_is_caught_by_nul_suffixed_dots() {
+    caught(
+        "nul_truncation",
+        "NulTruncationMemoryTool",
+        &traversal(&[("nul-suffix", "slash"), ("nul-suffix", "mixed")]),
+    );
+}
+
+#[test]
+fn stripping_path_parameters_is_caught_by_semicolon_dots() {
+    caught(
+        "semicolon_params",
+        "SemicolonParamsMemoryTool",
+        &traversal(&[("semicolon", "slash")]),
+    );
+}
+
+#[test]
+fn a_prefix_check_without_separator_is_caught_by_sibling_folders() {
+    let globs: Vec<String> = ["underscore-sibling", "dotdot-sibling", "dotdot-private"]
+        .iter()
+        .map(|p| format!("payload/prefix/{p}/*"))
+        .collect();
+    let cases = payload_cases(&globs);
+    assert_eq!(cases.len(), 21);
+    caught(
+        "prefix_without_separator",
+        "PrefixWithoutSeparatorMemoryTool",
+        &cases,
+    );
+}
+
+#[test]
+fn following_links_is_caught_by_planted_links_to_the_outside() {
+    // The planted-link cases of the catalog (B12): reads and writes through a link that points
+    // outside. Their verdicts come from the oracle like the payload cases'.
+    let ids = [
+        ("symlink/outside-file/view", "outside-read"),
+        ("symlink/outside-file/str_replace", "outside-changed"),
+        ("symlink/outside-file/insert", "outside-changed"),
+        ("symlink/outside-dir/view-below", "outside-read"),
+        ("symlink/outside-dir/create-below", "outside-changed"),
+        ("symlink/relative/view-below", "outside-read"),
+    ];
+    let globs: Vec<String> = ids.iter().map(|(id, _)| id.to_string()).collect();
+    let cases = certify::select(catalog::all(), &globs, &[]).unwrap();
+    assert_eq!(cases.len(), ids.len());
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = adapter_command(
+        dir.path(),
+        &python(),
+        "fixtures/handlers/flawed/follows_links.py:FollowsLinksMemoryTool",
+    )
+    .unwrap();
+    cmd.current_dir(root());
+    let got = run(&mut Stdio::new(cmd, Duration::from_secs(20)), &cases);
+    let kinds: BTreeMap<&str, (Verdict, bool)> = got
+        .iter()
+        .map(|r| {
+            let want = ids.iter().find(|(id, _)| *id == r.id).unwrap().1;
+            let has = r
+                .findings
+                .iter()
+                .any(|f| f.verdict == Verdict::Unsafe && f.kind == want);
+            (r.id.as_str(), (r.verdict, has))
+        })
+        .collect();
+    for (id, _) in ids {
+        assert_eq!(kinds[id], (Verdict::Unsafe, true), "{id}");
+    }
+}
