@@ -34,23 +34,30 @@ fn main() {
         let request: Value = match serde_json::from_str(&line) {
             Ok(v) => v,
             Err(e) => {
-                answer(&mut out, &json!({"ok": false, "error": format!("request is not JSON: {e}")}));
+                answer(
+                    &mut out,
+                    &json!({"ok": false, "error": format!("request is not JSON: {e}")}),
+                );
                 continue;
             }
         };
         let reply = match request["op"].as_str() {
-            Some("hello") => json!({"ok": true, "protocol": 1, "handler": "memcert reference (stdio example)"}),
+            Some("hello") => {
+                json!({"ok": true, "protocol": 1, "handler": "memcert reference (stdio example)"})
+            }
             Some("reset") => match request["memories_dir"].as_str() {
-                Some(dir) => match Reference::open_ambient(Path::new(dir), Profile::Docs, options) {
-                    Ok(h) => {
-                        handler = Some(h);
-                        json!({"ok": true})
+                Some(dir) => {
+                    match Reference::open_ambient(Path::new(dir), Profile::Docs, options) {
+                        Ok(h) => {
+                            handler = Some(h);
+                            json!({"ok": true})
+                        }
+                        Err(e) => {
+                            handler = None;
+                            json!({"ok": false, "error": e.to_string()})
+                        }
                     }
-                    Err(e) => {
-                        handler = None;
-                        json!({"ok": false, "error": e.to_string()})
-                    }
-                },
+                }
                 None => json!({"ok": false, "error": "reset needs \"memories_dir\""}),
             },
             Some("call") => {
@@ -60,14 +67,18 @@ fn main() {
                         let r = h.apply(&request["input"]);
                         json!({"id": id, "content": r.content, "is_error": r.is_error})
                     }
-                    None => json!({"id": id, "ok": false, "error": "no store: the last reset failed or none was sent"}),
+                    None => {
+                        json!({"id": id, "ok": false, "error": "no store: the last reset failed or none was sent"})
+                    }
                 }
             }
             Some("shutdown") => {
                 answer(&mut out, &json!({"ok": true}));
                 return;
             }
-            _ => json!({"ok": false, "error": "unknown op; expected hello, reset, call or shutdown"}),
+            _ => {
+                json!({"ok": false, "error": "unknown op; expected hello, reset, call or shutdown"})
+            }
         };
         answer(&mut out, &reply);
     }
