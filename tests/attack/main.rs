@@ -229,6 +229,54 @@ fn stripping_path_parameters_is_caught_by_semicolon_dots() {
 }
 
 #[test]
+fn joining_an_absolute_remainder_is_caught_by_the_double_slash_payload() {
+    let cases = payload_cases(&["payload/absolute/double-slash-run/*".to_owned()]);
+    assert_eq!(cases.len(), 7);
+    caught("absolute_join", "AbsoluteJoinMemoryTool", &cases);
+}
+
+#[test]
+fn a_root_guard_on_the_spelling_is_caught_by_root_aliases_in_delete() {
+    // No escape here: the damage is inside the root (the whole store deleted), which the
+    // payload case's check finds (kind `check`, FAIL), and the reference refuses or confines.
+    let globs: Vec<String> = [
+        "dot",
+        "dot-slash",
+        "double-slash",
+        "child-dotdot",
+        "via-parent",
+    ]
+    .iter()
+    .map(|a| format!("payload/root-alias/{a}/delete.path"))
+    .collect();
+    let cases = payload_cases(&globs);
+    assert_eq!(cases.len(), 5);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = adapter_command(
+        dir.path(),
+        &python(),
+        "fixtures/handlers/flawed/root_alias_delete.py:RootAliasDeleteMemoryTool",
+    )
+    .unwrap();
+    cmd.current_dir(root());
+    let got = run(&mut Stdio::new(cmd, Duration::from_secs(20)), &cases);
+    for r in &got {
+        assert_eq!(r.verdict, Verdict::Fail, "{}: {:?}", r.id, r.findings);
+        assert!(
+            r.findings.iter().any(|f| f.kind == "check"
+                && f.detail
+                    .starts_with("/memories/a.md keeps its content: expected a file")),
+            "{}: {:?}",
+            r.id,
+            r.findings
+        );
+    }
+    for r in run(&mut InProcess::reference(Profile::Docs), &cases) {
+        assert_eq!(r.verdict, Verdict::Pass, "reference on {}", r.id);
+    }
+}
+
+#[test]
 fn a_prefix_check_without_separator_is_caught_by_sibling_folders() {
     let globs: Vec<String> = ["underscore-sibling", "dotdot-sibling", "dotdot-private"]
         .iter()
