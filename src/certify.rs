@@ -313,7 +313,9 @@ fn explain(e: &crate::target::TargetError, target: &dyn Target) -> String {
 }
 
 /// The harness side of a race: a thread exchanging two host paths atomically, as fast as it can,
-/// until stopped or `max_swaps` exchanges.
+/// until stopped or `max_swaps` exchanges. Starting returns once the thread has made its first
+/// exchange, so no command runs before the race does (a fast in-process handler could otherwise
+/// answer every command while the new thread waits to be scheduled).
 ///
 /// # Ambient authority
 /// `renameat2(RENAME_EXCHANGE)` by host path, inside the case's sandbox only.
@@ -327,13 +329,18 @@ impl Swapper {
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
+        let (started, first) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let mut swaps = 0;
+            let mut started = Some(started);
             while swaps < max_swaps && !flag.load(Ordering::Relaxed) {
                 let flags = rustix::fs::RenameFlags::EXCHANGE;
-                if rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags)
-                    .is_err()
-                {
+                let done =
+                    rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags);
+                // Wake the runner after the first attempt, whatever it gave: dropping the
+                // sender ends its wait.
+                drop(started.take());
+                if done.is_err() {
                     break;
                 }
                 swaps += 1;
@@ -345,6 +352,9 @@ impl Swapper {
             }
             swaps
         });
+        // Ends (Err) when the thread drops the sender: after its first exchange, or at once
+        // when max_swaps is 0.
+        let _ = first.recv();
         Swapper { stop, thread }
     }
 

@@ -71,6 +71,11 @@ fn python_target(spec: &str, timeout: Duration) -> (tempfile::TempDir, Stdio) {
     (dir, Stdio::new(cmd, timeout))
 }
 
+/// Number of race cases (run apart, in `tests/race/`).
+fn races() -> usize {
+    catalog::all().iter().filter(|c| c.race.is_some()).count()
+}
+
 /// An expected verdict map from (id, verdict) pairs.
 fn want<const N: usize>(pairs: [(&str, Verdict); N]) -> BTreeMap<String, Verdict> {
     pairs
@@ -204,7 +209,7 @@ fn reference_handler_refuses_or_confines_every_standard_payload_case() {
 fn reference_handler_passes_every_case_in_every_profile() {
     for profile in Profile::ALL {
         let v = run(&mut InProcess::reference(profile), profile, &[]);
-        assert_eq!(v.len(), catalog::all().len() - 2);
+        assert_eq!(v.len(), catalog::all().len() - races());
         assert_eq!(non_pass(&v), BTreeMap::new(), "profile {profile}");
     }
 }
@@ -284,7 +289,7 @@ fn python_sdk_handler_gets_exactly_the_expected_verdicts() {
     ] {
         let (_dir, mut t) = python_target(spec, Duration::from_secs(20));
         let v = run(&mut t, Profile::PythonSdk, &[]);
-        assert_eq!(v.len(), catalog::all().len() - 2);
+        assert_eq!(v.len(), catalog::all().len() - races());
         assert_eq!(non_pass(&v), python_sdk_expected(), "{spec}");
         // The plain wording cases pass.
         for id in [
@@ -454,7 +459,7 @@ fn binary_exit_codes_and_json_report() {
         "--markdown",
         dir.path().join("r.md").to_str().unwrap(),
     ]);
-    let standard = catalog::for_level(RunLevel::Standard).len() - 2;
+    let standard = catalog::for_level(RunLevel::Standard).len() - races();
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).unwrap();
     assert_eq!(xml.matches("<testcase ").count(), standard);
     assert_eq!(xml.matches("<failure ").count(), 10, "6 UNSAFE and 4 FAIL");
@@ -591,7 +596,7 @@ fn html_report_is_one_offline_page() {
     for external in ["http://", "https://", "src=", "href=", "url("] {
         assert!(!html.contains(external), "{external}");
     }
-    let n = catalog::for_level(RunLevel::Quick).len() - 2;
+    let n = catalog::for_level(RunLevel::Quick).len() - races();
     // One INFO: a Windows-only name kept as a literal name inside the store.
     assert!(html.contains(&format!(
         "<tr class=\"total\"><th>total</th><td>{}</td><td>0</td><td>1</td><td>0</td><td>0</td>\
@@ -931,7 +936,7 @@ fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
     let (_dir, mut t) =
         node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
     let v = run(&mut t, Profile::TypescriptSdk, &[]);
-    assert_eq!(v.len(), catalog::all().len() - 2);
+    assert_eq!(v.len(), catalog::all().len() - races());
     assert_eq!(non_pass(&v), typescript_sdk_expected());
     // The TS SDK removes and renames in-root links themselves (§3 S-4 to S-6): PASS where the
     // Python SDK is UNSAFE.
