@@ -254,13 +254,63 @@ pub fn black_box_prelude(case: &Case) -> Result<Vec<Value>, String> {
             Fs::HardLinkOutside { path, .. } => {
                 return Err(format!("needs the hard link {path} planted on disk (black-box mode)"))
             }
+            Fs::Socket { path } => {
+                return Err(format!("needs the socket {path} planted on disk (black-box mode)"))
+            }
+            Fs::Mode { path, .. } => {
+                return Err(format!(
+                    "needs permission bits set on {path} on disk (black-box mode)"
+                ))
+            }
+            Fs::RawName { dir, .. } => {
+                return Err(format!(
+                    "needs a file name in {dir} that is not UTF-8, which create cannot spell (black-box mode)"
+                ))
+            }
+            Fs::RootSymlink { .. } => {
+                return Err("needs the store root replaced by a link on disk (black-box mode)".into())
+            }
+            Fs::ManyFiles { dir, count } => {
+                return Err(format!(
+                    "needs {count} files planted in {dir}; black-box set-up makes files one create at a time and stops at {MAX_PRELUDE}"
+                ))
+            }
+            Fs::DeepChain { path, depth } => {
+                let mut p = path.trim_end_matches('/').to_owned();
+                for _ in 0..*depth {
+                    p.push_str("/d");
+                }
+                creates.push(serde_json::json!({"command": "create", "path": format!("{p}/bottom.txt"), "file_text": "bottom\n"}));
+                continue;
+            }
         };
         creates.push(serde_json::json!({"command": "create", "path": path, "file_text": text}));
+    }
+    if creates.len() > MAX_PRELUDE {
+        return Err(format!(
+            "needs {} files planted; black-box set-up stops at {MAX_PRELUDE} creates",
+            creates.len()
+        ));
     }
     Ok(creates)
 }
 
-/// Run one case against a target and judge it.
+/// Most `create` commands a black-box set-up sends for one case.
+pub const MAX_PRELUDE: usize = 100;
+
+/// Why `case` cannot run in this process, or `None` when it can. A case that plants permission
+/// bits ([`Case::needs_unprivileged`]) proves nothing when the harness, and so every handler it
+/// starts, runs as root (effective uid 0): permission bits do not bind root.
+pub fn skip_reason(case: &Case) -> Option<String> {
+    (case.needs_unprivileged() && rustix::process::geteuid().is_root()).then(|| {
+        "the harness runs as root (effective uid 0), where permission bits do not bind; run it as \
+         another user to test this"
+            .to_owned()
+    })
+}
+
+/// Run one case against a target and judge it. A case this process cannot run
+/// ([`skip_reason`]) is SKIPPED without touching the target.
 pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRecord {
     if !config.black_box {
         return run_prepared(case, &case.setup, &[], target, config);
@@ -321,6 +371,10 @@ fn run_prepared(
 ) -> CaseRecord {
     let started = Instant::now();
     let mut obs = Observation::default();
+    if let Some(why) = skip_reason(case) {
+        obs.skipped = Some(why);
+        return record(case, &[], obs, config, started);
+    }
     let sandbox = match Sandbox::create_unchecked(setup) {
         Ok(s) => s,
         Err(e) => {
@@ -456,7 +510,9 @@ fn explain(e: &crate::target::TargetError, target: &dyn Target) -> String {
 }
 
 /// The harness side of a race: a thread exchanging two host paths atomically, as fast as it can,
-/// until stopped or `max_swaps` exchanges.
+/// until stopped or `max_swaps` exchanges. Starting returns once the thread has made its first
+/// exchange, so no command runs before the race does (a fast in-process handler could otherwise
+/// answer every command while the new thread waits to be scheduled).
 ///
 /// # Ambient authority
 /// `renameat2(RENAME_EXCHANGE)` by host path, inside the case's sandbox only.
@@ -470,13 +526,18 @@ impl Swapper {
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
+        let (started, first) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let mut swaps = 0;
+            let mut started = Some(started);
             while swaps < max_swaps && !flag.load(Ordering::Relaxed) {
                 let flags = rustix::fs::RenameFlags::EXCHANGE;
-                if rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags)
-                    .is_err()
-                {
+                let done =
+                    rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags);
+                // Wake the runner after the first attempt, whatever it gave: dropping the
+                // sender ends its wait.
+                drop(started.take());
+                if done.is_err() {
                     break;
                 }
                 swaps += 1;
@@ -488,6 +549,9 @@ impl Swapper {
             }
             swaps
         });
+        // Ends (Err) when the thread drops the sender: after its first exchange, or at once
+        // when max_swaps is 0.
+        let _ = first.recv();
         Swapper { stop, thread }
     }
 

@@ -20,8 +20,8 @@
 //! - An entry that matches cases of the run none of which failed is **stale**: the handler was
 //!   fixed, so the entry must go. A stale entry makes the run NOT CERTIFIED, so the list cannot
 //!   outlive the faults it excuses.
-//! - An entry that matches no case of the run (left out by `--cases`, `--exclude` or `--level`)
-//!   is neither used nor stale; reports name it.
+//! - An entry that matches no case of the run (left out by `--cases`, `--exclude` or `--level`,
+//!   or SKIPPED, which is not run) is neither used nor stale; reports name it.
 //! - Unknown keys, an empty reason, a malformed glob and an empty id are errors (exit 2).
 
 use globset::{Glob, GlobMatcher};
@@ -102,7 +102,7 @@ pub struct Reckoning {
     pub expected: Vec<(String, String)>,
     /// Entries (id or glob as written) whose cases all passed: the list is stale.
     pub stale: Vec<String>,
-    /// Entries that matched no case of the run.
+    /// Entries that matched no case of the run (SKIPPED cases not counted).
     pub unused: Vec<String>,
 }
 
@@ -160,12 +160,16 @@ impl ExpectedFailures {
         self.entry_for(case_id).map(|e| e.reason.as_str())
     }
 
-    /// Judge the list against a run's (case id, final verdict) pairs.
+    /// Judge the list against a run's (case id, final verdict) pairs. A SKIPPED case was not
+    /// run: it neither matches an entry nor makes one stale.
     pub fn reckon<'a>(&self, outcomes: impl IntoIterator<Item = (&'a str, Verdict)>) -> Reckoning {
         let mut matched = vec![false; self.entries.len()];
         let mut failed = vec![false; self.entries.len()];
         let mut expected = Vec::new();
         for (id, verdict) in outcomes {
+            if verdict == Verdict::Skipped {
+                continue;
+            }
             for (i, e) in self.entries.iter().enumerate() {
                 if e.matches(id) {
                     matched[i] = true;
@@ -241,6 +245,25 @@ reason = "not run today"
         );
         assert_eq!(r.stale, vec!["view/missing".to_owned()]);
         assert_eq!(r.unused, vec!["rename/*".to_owned()]);
+    }
+
+    #[test]
+    fn a_skipped_case_neither_matches_nor_makes_an_entry_stale() {
+        let x = ExpectedFailures::parse(FILE).unwrap();
+        let r = x.reckon([
+            ("symlink/inner-file/delete", Skipped),
+            ("payload/long/path-4097/view.path", Unsafe),
+            ("view/missing", Skipped),
+            ("rename/file", Fail),
+        ]);
+        assert!(r.stale.is_empty(), "{:?}", r.stale);
+        assert_eq!(
+            r.unused,
+            vec![
+                "symlink/inner-file/delete".to_owned(),
+                "view/missing".to_owned()
+            ]
+        );
     }
 
     #[test]

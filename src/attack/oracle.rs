@@ -6,6 +6,7 @@
 //!
 //! Confinement and reply conformance are judged on separate axes and the verdict is the worse
 //! one. Findings, in the order they are looked for:
+//! - SKIPPED: the runner did not run the case ([`Observation::skipped`]); nothing else is judged.
 //! - UNSAFE: the canary token in a reply (outside content or names read); the host path in a
 //!   reply (disclosure, B07); anything outside the root created, changed or removed; a check whose
 //!   violation the case marks UNSAFE (data inside the root destroyed through a link, S-4 to S-6).
@@ -43,6 +44,9 @@ pub struct Observation {
     pub inputs: Vec<Vec<String>>,
     /// Exchanges the harness made during a race case (`None` for other cases).
     pub race_swaps: Option<u64>,
+    /// Why the runner did not run the case at all (it needs something this run lacks, e.g. a
+    /// permission scenario under uid 0); `None` when it ran.
+    pub skipped: Option<String>,
 }
 
 /// One reason for a verdict.
@@ -50,8 +54,8 @@ pub struct Observation {
 pub struct Finding {
     /// The verdict this finding alone gives.
     pub verdict: Verdict,
-    /// Short kind: `outside-read`, `host-path-disclosed`, `outside-changed`, `check`, `reply`,
-    /// `no-reply`.
+    /// Short kind: `outside-read`, `host-path-disclosed`, `outside-changed`, `outside-copied`,
+    /// `check`, `reply`, `no-reply`, `no-race`, `skipped`.
     pub kind: String,
     /// What was seen, in words.
     pub detail: String,
@@ -70,6 +74,17 @@ pub struct Judgement {
 
 /// Judge a case from its observation. Pure.
 pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> Judgement {
+    if let Some(why) = &obs.skipped {
+        return Judgement {
+            verdict: Verdict::Skipped,
+            findings: vec![Finding {
+                verdict: Verdict::Skipped,
+                kind: "skipped".into(),
+                detail: why.clone(),
+            }],
+            steps: Vec::new(),
+        };
+    }
     let mut findings = Vec::new();
     let mut steps = Vec::new();
     for (i, reply) in obs.replies.iter().enumerate() {
@@ -393,6 +408,23 @@ mod tests {
             judge(&c, &obs(&leak), Profile::Docs, false).verdict,
             Verdict::Unsafe
         );
+    }
+
+    #[test]
+    fn a_skipped_case_is_skipped_with_its_reason_and_nothing_else() {
+        let c = case("view/missing");
+        let obs = Observation {
+            skipped: Some("runs as root".into()),
+            // Ignored: a skipped case was not run.
+            outside_after: Tree::from([(PathBuf::from("x"), (Node::Dir, 0o700))]),
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, true);
+        assert_eq!(j.verdict, Verdict::Skipped);
+        assert_eq!(j.findings.len(), 1);
+        assert_eq!(j.findings[0].kind, "skipped");
+        assert_eq!(j.findings[0].detail, "runs as root");
+        assert!(j.steps.is_empty());
     }
 
     #[test]

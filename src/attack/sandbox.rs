@@ -14,6 +14,12 @@
 //! Every canary holds (and the listing-visible ones are named after) one random token, so a
 //! reply that contains the token proves that outside content or names were read.
 //!
+//! The case's setup ([`Fs`] items, named scenarios in `attack::scenarios`) is laid out inside
+//! `memories/` in order, after the canaries. A [`Fs::RootSymlink`] replaces `memories/` itself
+//! with a link; the store is then empty (nothing of the outside is counted as in the store) and
+//! the root is not followed by any walk here. Permission bits ([`Fs::Mode`]) are given back
+//! (`u+rwx` on every folder) before the folder is removed.
+//!
 //! # Ambient authority
 //! Everything here works on host paths with `std::fs`, outside any capability: it is the
 //! harness laying out and inspecting the scene, never a handler. Functions that do so end in
@@ -21,6 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -50,6 +57,8 @@ pub struct Sandbox {
     base: PathBuf,
     root: PathBuf,
     token: String,
+    /// Some [`Fs::Mode`] was planted: folders must be made writable again before removal.
+    modes: bool,
 }
 
 impl Sandbox {
@@ -66,11 +75,12 @@ impl Sandbox {
         let base = run.join("base");
         let root = base.join("memories");
         let token = format!("MEMCERT-CANARY-{:016x}", fastrand::u64(..));
-        let sb = Sandbox {
+        let mut sb = Sandbox {
             dir,
             base: base.clone(),
             root: root.clone(),
             token,
+            modes: false,
         };
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
@@ -104,6 +114,7 @@ impl Sandbox {
         ] {
             sb.canary_unchecked(&base.join(dir).join(format!("canary-{}.txt", sb.token)))?;
         }
+        sb.modes = setup.iter().any(|f| matches!(f, Fs::Mode { .. }));
         for item in setup {
             sb.plant_unchecked(item)?;
         }
@@ -153,13 +164,7 @@ impl Sandbox {
             Fs::Symlink { path, target } => {
                 let p = self.host_unchecked(path);
                 parent_of(&p)?;
-                let to = match target {
-                    LinkTo::Outside(rel) if rel.is_empty() => self.base.join("outside"),
-                    LinkTo::Outside(rel) => self.base.join("outside").join(rel),
-                    LinkTo::Inside(v) => self.host_unchecked(v),
-                    LinkTo::Raw(text) => PathBuf::from(text),
-                };
-                symlink(to, p)
+                symlink(self.link_target(target), p)
             }
             Fs::Fifo { path } => {
                 let p = self.host_unchecked(path);
@@ -182,6 +187,66 @@ impl Sandbox {
                 }
                 std::fs::hard_link(src, p)
             }
+            Fs::Socket { path } => {
+                let p = self.host_unchecked(path);
+                parent_of(&p)?;
+                // mknod(S_IFSOCK) makes the file a bound socket leaves, without binding one (no
+                // 108-byte sun_path limit on the sandbox path).
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &p,
+                    rustix::fs::FileType::Socket,
+                    rustix::fs::Mode::from_raw_mode(0o600),
+                    0,
+                )
+                .map_err(io::Error::from)
+            }
+            Fs::Mode { path, mode } => {
+                let p = self.host_unchecked(path);
+                if std::fs::symlink_metadata(&p)?.file_type().is_symlink() {
+                    return Err(io::Error::other(
+                        "Fs::Mode on a symlink would change its target",
+                    ));
+                }
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(*mode & 0o777))
+            }
+            Fs::RawName { dir, name, content } => {
+                let d = self.host_unchecked(dir);
+                std::fs::create_dir_all(&d)?;
+                std::fs::write(d.join(std::ffi::OsStr::from_bytes(name)), content)
+            }
+            Fs::DeepChain { path, depth } => {
+                let mut p = self.host_unchecked(path);
+                for _ in 0..*depth {
+                    p.push("d");
+                }
+                std::fs::create_dir_all(&p)?;
+                std::fs::write(p.join("bottom.txt"), "bottom\n")
+            }
+            Fs::ManyFiles { dir, count } => {
+                let d = self.host_unchecked(dir);
+                std::fs::create_dir_all(&d)?;
+                for i in 0..*count {
+                    std::fs::write(d.join(crate::attack::scenarios::many_name(i)), "x\n")?;
+                }
+                Ok(())
+            }
+            Fs::RootSymlink { target } => {
+                // Fails unless the root is still empty: plant this first.
+                std::fs::remove_dir(&self.root)?;
+                symlink(self.link_target(target), &self.root)
+            }
+        }
+    }
+
+    /// The host path a planted link points to.
+    fn link_target(&self, target: &LinkTo) -> PathBuf {
+        match target {
+            LinkTo::Outside(rel) if rel.is_empty() => self.base.join("outside"),
+            LinkTo::Outside(rel) => self.base.join("outside").join(rel),
+            LinkTo::Inside(v) => self.host_unchecked(v),
+            LinkTo::Raw(text) => PathBuf::from(text),
+            LinkTo::Sibling(name) => self.base.join(name),
         }
     }
 
@@ -237,6 +302,10 @@ impl Sandbox {
     /// # Ambient authority
     /// Walks the store root by host path, never following links.
     pub fn token_in_store_unchecked(&self) -> Vec<String> {
+        if self.root_is_link() {
+            // A linked root (Fs::RootSymlink) holds no store: what it shows is the outside.
+            return Vec::new();
+        }
         let mut tree = Tree::new();
         walk_unchecked(&self.root, &self.root, Path::new(""), &mut tree);
         // A planted hard link is the outside file itself; changes to it show in the outside diff.
@@ -262,6 +331,40 @@ impl Sandbox {
     /// `lstat` and read by host path.
     pub fn node_unchecked(&self, vpath: &str) -> Option<Node> {
         node_at(&self.host_unchecked(vpath))
+    }
+
+    fn root_is_link(&self) -> bool {
+        std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.file_type().is_symlink())
+    }
+}
+
+impl Drop for Sandbox {
+    /// Give every folder `u+rwx` back when a mode was planted, so the temp dir can be removed by
+    /// a process that is not root.
+    ///
+    /// # Ambient authority
+    /// `chmod` by host path inside the run folder, links never followed.
+    fn drop(&mut self) {
+        if self.modes {
+            restore_modes_unchecked(self.dir.path());
+        }
+    }
+}
+
+fn restore_modes_unchecked(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let mode = meta.permissions().mode() | 0o700;
+            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode));
+            restore_modes_unchecked(&p);
+        }
     }
 }
 

@@ -44,7 +44,8 @@
 //!   ([`Outcome::RenameIntoItself`]) and creates missing destination parents only once the
 //!   source is known to exist (the SDKs create them first, §2.6 [H5]).
 //! - Listings hold regular files and directories; dot-names, `node_modules`, symlinks, special
-//!   files and names that are not UTF-8 are left out.
+//!   files and names that are not UTF-8 are left out. A folder that cannot be read (mode 000) is
+//!   refused when viewed ([`Outcome::IoError`]) and shown without entries inside a listing.
 //!
 //! # Non-guarantees
 //! - Not a sandbox against code in this process; it confines the paths a model sends.
@@ -493,7 +494,9 @@ impl Reference {
 
     fn listing(&self, path: &str, p: &VPath, dir: &Dir, size: u64) -> Outcome {
         let mut entries = Vec::new();
-        collect(dir, &p.canonical(), 1, &mut entries);
+        if let Err(e) = collect(dir, &p.canonical(), 1, &mut entries) {
+            return io_outcome(path, &e);
+        }
         Outcome::ViewDir {
             path: path.into(),
             size,
@@ -927,11 +930,10 @@ fn line_of(text: &str, pos: usize) -> usize {
         + 1
 }
 
-/// Children and grandchildren of `dir`, pre-order, sorted by name.
-fn collect(dir: &Dir, prefix: &str, depth: u32, out: &mut Vec<ListEntry>) {
-    let Ok(entries) = dir.entries() else {
-        return;
-    };
+/// Children and grandchildren of `dir`, pre-order, sorted by name. The error of reading `dir`
+/// itself is returned; a subfolder that cannot be read is shown without its entries.
+fn collect(dir: &Dir, prefix: &str, depth: u32, out: &mut Vec<ListEntry>) -> io::Result<()> {
+    let entries = dir.entries()?;
     let mut items: Vec<(String, Metadata)> = entries
         .filter_map(Result::ok)
         .filter_map(|e| {
@@ -956,8 +958,9 @@ fn collect(dir: &Dir, prefix: &str, depth: u32, out: &mut Vec<ListEntry>) {
         });
         if is_dir && depth < 2 {
             if let Ok(sub) = dir.open_dir_nofollow(&name) {
-                collect(&sub, &path, depth + 1, out);
+                let _ = collect(&sub, &path, depth + 1, out);
             }
         }
     }
+    Ok(())
 }

@@ -73,6 +73,56 @@ pub enum Fs {
         /// Name of the file under the sandbox's `outside/` folder.
         name: String,
     },
+    /// A UNIX domain socket file, as a server that bound it and exited leaves behind (nothing
+    /// listens on it).
+    Socket {
+        /// Virtual path.
+        path: String,
+    },
+    /// Permission bits set on a path planted before (a file or directory, never a link), e.g.
+    /// `0o000` or a read-only `0o500` directory. Permission bits do not bind a process running
+    /// as root: a case holding one is SKIPPED when the harness's effective uid is 0
+    /// ([`Case::needs_unprivileged`]).
+    Mode {
+        /// Virtual path.
+        path: String,
+        /// The permission bits (`0o000` ..= `0o777`).
+        mode: u32,
+    },
+    /// A regular file whose name is these bytes, which need not be valid UTF-8 (a name a
+    /// virtual path cannot spell), in the virtual directory `dir` (made if missing).
+    RawName {
+        /// Virtual path of the directory holding it.
+        dir: String,
+        /// The file name, as bytes (no `/`, no NUL).
+        name: Vec<u8>,
+        /// Content.
+        content: Vec<u8>,
+    },
+    /// A chain of `depth` nested directories, each named `d`, below the directory `path`, with
+    /// `bottom.txt` holding `bottom\n` in the deepest one: `path/d/d/.../d/bottom.txt`.
+    DeepChain {
+        /// Virtual path of the top directory.
+        path: String,
+        /// Directories below it.
+        depth: usize,
+    },
+    /// `count` regular files named `f00000.txt`, `f00001.txt`, ..., each holding `x\n`, in the
+    /// virtual directory `dir` (made if missing).
+    ManyFiles {
+        /// Virtual path of the directory.
+        dir: String,
+        /// Number of files.
+        count: usize,
+    },
+    /// The store root itself replaced by a symbolic link: the (still empty) root directory is
+    /// removed and a link to `target` takes its place. The sandbox lays this out before the
+    /// target's reset, so the handler starts over the link. Plant it first: items planted after
+    /// it land wherever the link points.
+    RootSymlink {
+        /// Where the link points.
+        target: LinkTo,
+    },
 }
 
 /// Target of a planted symlink.
@@ -85,6 +135,9 @@ pub enum LinkTo {
     Inside(String),
     /// This exact link text (relative links, dangling absolute paths, loops).
     Raw(String),
+    /// Absolute host path of the folder `<base>/<name>` beside the root (`memories_evil`, whose
+    /// name starts like the root's: prefix confusion, B04, B05).
+    Sibling(String),
 }
 
 /// One command and the replies it may get, best first.
@@ -193,5 +246,11 @@ impl Case {
     /// The first segment of the id (`view`, `traversal`, ...), the case's category.
     pub fn category(&self) -> &str {
         self.id.split('/').next().unwrap_or("")
+    }
+
+    /// True when the case plants permission bits ([`Fs::Mode`]), which only bind a process that
+    /// is not root: the runner SKIPs such a case when its effective uid is 0.
+    pub fn needs_unprivileged(&self) -> bool {
+        self.setup.iter().any(|f| matches!(f, Fs::Mode { .. }))
     }
 }

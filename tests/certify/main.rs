@@ -71,6 +71,54 @@ fn python_target(spec: &str, timeout: Duration) -> (tempfile::TempDir, Stdio) {
     (dir, Stdio::new(cmd, timeout))
 }
 
+/// Number of race cases (run apart, in `tests/race/`).
+fn races() -> usize {
+    catalog::all().iter().filter(|c| c.race.is_some()).count()
+}
+
+/// The cases this process SKIPs (`certify::skip_reason`): the permission scenarios when the
+/// tests run as root, as in CI; none otherwise.
+fn skipped_here() -> BTreeMap<&'static str, Verdict> {
+    let ids: Vec<&'static str> = PERMISSION_CASES.to_vec();
+    let cases = catalog::all();
+    for id in &ids {
+        let case = cases.iter().find(|c| c.id == *id).unwrap();
+        assert!(case.needs_unprivileged(), "{id}");
+    }
+    let n = cases.iter().filter(|c| c.needs_unprivileged()).count();
+    assert_eq!(n, ids.len(), "PERMISSION_CASES is incomplete");
+    if certify::skip_reason(cases.iter().find(|c| c.id == ids[0]).unwrap()).is_none() {
+        return BTreeMap::new();
+    }
+    ids.into_iter().map(|id| (id, Verdict::Skipped)).collect()
+}
+
+/// The cases that plant permission bits (SKIPPED as root).
+const PERMISSION_CASES: [&str; 7] = [
+    "scenario/no-permission/file/view",
+    "scenario/no-permission/file/str_replace",
+    "scenario/no-permission/dir/view",
+    "scenario/no-permission/dir/listing",
+    "scenario/read-only-dir/create",
+    "scenario/read-only-dir/delete",
+    "scenario/read-only-dir/rename-into",
+];
+
+/// `expected` plus the permission cases: SKIPPED when this process skips them, else what
+/// `unprivileged` says (absent = PASS).
+fn with_permission_cases(
+    mut expected: BTreeMap<&'static str, Verdict>,
+    unprivileged: &[(&'static str, Verdict)],
+) -> BTreeMap<&'static str, Verdict> {
+    let skipped = skipped_here();
+    if skipped.is_empty() {
+        expected.extend(unprivileged.iter().copied());
+    } else {
+        expected.extend(skipped);
+    }
+    expected
+}
+
 /// An expected verdict map from (id, verdict) pairs.
 fn want<const N: usize>(pairs: [(&str, Verdict); N]) -> BTreeMap<String, Verdict> {
     pairs
@@ -204,12 +252,13 @@ fn reference_handler_refuses_or_confines_every_standard_payload_case() {
 fn reference_handler_passes_every_case_in_every_profile() {
     for profile in Profile::ALL {
         let v = run(&mut InProcess::reference(profile), profile, &[]);
-        assert_eq!(v.len(), catalog::all().len() - 2);
-        assert_eq!(non_pass(&v), BTreeMap::new(), "profile {profile}");
+        assert_eq!(v.len(), catalog::all().len() - races());
+        assert_eq!(non_pass(&v), skipped_here(), "profile {profile}");
     }
 }
 
-/// Every verdict of the real Python SDK handler that is not PASS, with the spec row it shows.
+/// Every verdict of the real Python SDK handler that is not PASS, with the spec row it shows
+/// (the permission cases apart: [`python_sdk_expected_here`]).
 fn python_sdk_expected() -> BTreeMap<&'static str, Verdict> {
     use Verdict::*;
     BTreeMap::from([
@@ -273,7 +322,26 @@ fn python_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("traversal/absolute/double-slash-create", Info),
         // §3 S-2: view follows an in-root link.
         ("symlink/inner-file/view", Info),
+        // B10: a store root that is a link to the outside is resolved and used: the listing
+        // shows the outside, create, str_replace, delete and rename act on it.
+        ("scenario/root-symlink/view", Unsafe),
+        ("scenario/root-symlink/create", Unsafe),
+        ("scenario/root-symlink/str_replace", Unsafe),
+        ("scenario/root-symlink/delete", Unsafe),
+        ("scenario/root-symlink/rename", Unsafe),
+        // §2.1 [D3]: a name that is not UTF-8 is listed lossily (`bad\u{fffd}.txt`).
+        ("scenario/non-utf8-name/listing", NonStrict),
     ])
+}
+
+/// [`python_sdk_expected`] with the permission cases: as another user than root, a folder it may
+/// not list is shown empty (no error); the others are refused with a bare
+/// `PermissionError(13, 'Permission denied')`.
+fn python_sdk_expected_here() -> BTreeMap<&'static str, Verdict> {
+    with_permission_cases(
+        python_sdk_expected(),
+        &[("scenario/no-permission/dir/view", Verdict::NonStrict)],
+    )
 }
 
 #[test]
@@ -284,8 +352,8 @@ fn python_sdk_handler_gets_exactly_the_expected_verdicts() {
     ] {
         let (_dir, mut t) = python_target(spec, Duration::from_secs(20));
         let v = run(&mut t, Profile::PythonSdk, &[]);
-        assert_eq!(v.len(), catalog::all().len() - 2);
-        assert_eq!(non_pass(&v), python_sdk_expected(), "{spec}");
+        assert_eq!(v.len(), catalog::all().len() - races());
+        assert_eq!(non_pass(&v), python_sdk_expected_here(), "{spec}");
         // The plain wording cases pass.
         for id in [
             "view/dir/nested",
@@ -454,10 +522,10 @@ fn binary_exit_codes_and_json_report() {
         "--markdown",
         dir.path().join("r.md").to_str().unwrap(),
     ]);
-    let standard = catalog::for_level(RunLevel::Standard).len() - 2;
+    let standard = catalog::for_level(RunLevel::Standard).len() - races();
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).unwrap();
     assert_eq!(xml.matches("<testcase ").count(), standard);
-    assert_eq!(xml.matches("<failure ").count(), 10, "6 UNSAFE and 4 FAIL");
+    assert_eq!(xml.matches("<failure ").count(), 15, "11 UNSAFE and 4 FAIL");
     assert!(
         xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
     );
@@ -474,7 +542,7 @@ fn binary_exit_codes_and_json_report() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("verdict: NOT CERTIFIED (6 UNSAFE, 4 FAIL)"),
+        stdout.contains("verdict: NOT CERTIFIED (11 UNSAFE, 4 FAIL)"),
         "{stdout}"
     );
     let json: serde_json::Value =
@@ -513,7 +581,7 @@ fn binary_exit_codes_and_json_report() {
             (c["id"].as_str().unwrap(), v)
         })
         .collect();
-    assert_eq!(verdicts, python_sdk_expected());
+    assert_eq!(verdicts, python_sdk_expected_here());
     let case = json["cases"]
         .as_array()
         .unwrap()
@@ -591,12 +659,14 @@ fn html_report_is_one_offline_page() {
     for external in ["http://", "https://", "src=", "href=", "url("] {
         assert!(!html.contains(external), "{external}");
     }
-    let n = catalog::for_level(RunLevel::Quick).len() - 2;
-    // One INFO: a Windows-only name kept as a literal name inside the store.
+    let n = catalog::for_level(RunLevel::Quick).len() - races();
+    // One INFO: a Windows-only name kept as a literal name inside the store; the permission
+    // cases SKIPPED when run as root.
+    let skipped = skipped_here().len();
     assert!(html.contains(&format!(
         "<tr class=\"total\"><th>total</th><td>{}</td><td>0</td><td>1</td><td>0</td><td>0</td>\
-<td>0</td><td>0</td></tr>\n",
-        n - 1
+<td>0</td><td>{skipped}</td></tr>\n",
+        n - 1 - skipped
     )));
     assert_eq!(html.matches("<details class=\"case\" ").count(), n);
     // The Content-Security-Policy allows the page's one style sheet and one script by hash.
@@ -968,7 +1038,8 @@ fn node_target(spec: &str) -> (tempfile::TempDir, Stdio) {
     (dir, Stdio::new(cmd, Duration::from_secs(20)))
 }
 
-/// Every verdict of the real TypeScript SDK handler that is not PASS, with the spec row it shows.
+/// Every verdict of the real TypeScript SDK handler that is not PASS, with the spec row it shows
+/// (the permission cases apart: [`typescript_sdk_expected_here`]).
 fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
     use Verdict::*;
     BTreeMap::from([
@@ -1052,7 +1123,23 @@ fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("traversal/backslash/create", Info),
         ("traversal/unicode/fullwidth-slash/create", Info),
         ("symlink/inner-file/view", Info),
+        // B10: a store root that is a link to the outside is followed, as by the Python SDK.
+        ("scenario/root-symlink/view", Unsafe),
+        ("scenario/root-symlink/create", Unsafe),
+        ("scenario/root-symlink/str_replace", Unsafe),
+        ("scenario/root-symlink/delete", Unsafe),
+        ("scenario/root-symlink/rename", Unsafe),
     ])
+}
+
+/// [`typescript_sdk_expected`] with the permission cases: as another user than root, every
+/// `EACCES` comes back as Node's raw error, which carries the host path (B07).
+fn typescript_sdk_expected_here() -> BTreeMap<&'static str, Verdict> {
+    let unsafe_: Vec<(&'static str, Verdict)> = PERMISSION_CASES
+        .iter()
+        .map(|id| (*id, Verdict::Unsafe))
+        .collect();
+    with_permission_cases(typescript_sdk_expected(), &unsafe_)
 }
 
 #[test]
@@ -1060,7 +1147,7 @@ fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
     let (_dir, mut t) =
         node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
     let mut v = run(&mut t, Profile::TypescriptSdk, &[]);
-    assert_eq!(v.len(), catalog::all().len() - 2);
+    assert_eq!(v.len(), catalog::all().len() - races());
     // Two concurrent creates of one path: which one wins depends on timing (mostly the first;
     // sometimes the second, and the first is refused).
     let twice = v.remove("batch/create-twice").unwrap();
@@ -1068,7 +1155,7 @@ fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
         matches!(twice, Verdict::Pass | Verdict::NonStrict),
         "{twice:?}"
     );
-    assert_eq!(non_pass(&v), typescript_sdk_expected());
+    assert_eq!(non_pass(&v), typescript_sdk_expected_here());
     // The TS SDK removes and renames in-root links themselves (§3 S-4 to S-6): PASS where the
     // Python SDK is UNSAFE.
     for id in [

@@ -26,29 +26,50 @@ fn verdicts(target: &mut dyn Target, profile: Profile) -> Vec<(String, Verdict)>
     };
     let out = catalog::all()
         .iter()
-        .filter(|c| c.id.starts_with("race/"))
+        .filter(|c| c.race.is_some())
         .map(|c| (c.id.clone(), run_case(c, target, &config).verdict))
         .collect();
     target.shutdown();
     out
 }
 
+/// The race case ids, in catalog order.
+fn race_ids() -> Vec<String> {
+    catalog::all()
+        .into_iter()
+        .filter(|c| c.race.is_some())
+        .map(|c| c.id)
+        .collect()
+}
+
 #[test]
 fn the_reference_never_leaks_and_the_sdks_are_caught() {
+    let ids = race_ids();
+    assert_eq!(
+        ids,
+        [
+            "race/swap-dir/view",
+            "race/swap-dir/create",
+            "race/swap-dir/str_replace",
+            "race/swap-dir/insert",
+            "race/swap-dir/delete",
+            "race/swap-dir/rename-source",
+            "race/swap-dir/rename-destination",
+        ]
+    );
     // The reference opens by handle: PASS every time, however the swaps fall.
     for _ in 0..3 {
         let v = verdicts(&mut InProcess::reference(Profile::Docs), Profile::Docs);
-        assert_eq!(
-            v,
-            [
-                ("race/swap-dir/view".to_owned(), Verdict::Pass),
-                ("race/swap-dir/create".to_owned(), Verdict::Pass)
-            ]
-        );
+        let want: Vec<(String, Verdict)> =
+            ids.iter().map(|id| (id.clone(), Verdict::Pass)).collect();
+        assert_eq!(v, want);
     }
 
-    // Python SDK 2.14.0: 400 raced creates always put files outside; the raced views leak on
-    // some runs (a few of 1,000), so PASS is allowed there.
+    // Python SDK 2.14.0: each race leaks on some runs only (measured here over 8 runs of the 7
+    // races under load: the redirected delete and rename-source leaked on every run, the others
+    // on 5 to 7 of 8; a run under a load spike leaked in 3 of the 7), so no single case is
+    // asserted UNSAFE; every case is UNSAFE or PASS, and a run where none leaks is a regression
+    // of the harness.
     let dir = tempfile::tempdir().unwrap();
     let py = std::env::var("MEMCERT_PYTHON").unwrap_or_else(|_| {
         root()
@@ -66,10 +87,18 @@ fn the_reference_never_leaks_and_the_sdks_are_caught() {
         &mut Stdio::new(cmd, Duration::from_secs(20)),
         Profile::PythonSdk,
     );
-    assert_eq!(v[1], ("race/swap-dir/create".to_owned(), Verdict::Unsafe));
-    assert!(matches!(v[0].1, Verdict::Unsafe | Verdict::Pass), "{v:?}");
+    assert_eq!(v.len(), ids.len());
+    assert!(
+        v.iter()
+            .all(|(_, v)| matches!(v, Verdict::Unsafe | Verdict::Pass)),
+        "{v:?}"
+    );
+    assert!(v.iter().any(|(_, v)| *v == Verdict::Unsafe), "{v:?}");
 
-    // TypeScript SDK 1.14.0: both leak.
+    // TypeScript SDK 1.14.0: the raced creates, inserts and renames into the swapped directory
+    // leak dozens of times per run (20 to 133 of 400), so they are UNSAFE every time. Views and
+    // edits leaked on every run measured too, and so did the delete and the rename out of it,
+    // but those two can leak only once per run (the outside file is then gone): UNSAFE or PASS.
     let cmd = node::adapter_command(
         dir.path(),
         "node",
@@ -81,6 +110,20 @@ fn the_reference_never_leaks_and_the_sdks_are_caught() {
         &mut Stdio::new(cmd, Duration::from_secs(20)),
         Profile::TypescriptSdk,
     );
-    assert_eq!(v[1], ("race/swap-dir/create".to_owned(), Verdict::Unsafe));
-    assert!(matches!(v[0].1, Verdict::Unsafe | Verdict::Pass), "{v:?}");
+    assert_eq!(v.len(), ids.len());
+    for (id, verdict) in &v {
+        let certain = [
+            "race/swap-dir/create",
+            "race/swap-dir/insert",
+            "race/swap-dir/rename-destination",
+        ];
+        if certain.contains(&id.as_str()) {
+            assert_eq!(*verdict, Verdict::Unsafe, "{id}: {v:?}");
+        } else {
+            assert!(
+                matches!(verdict, Verdict::Unsafe | Verdict::Pass),
+                "{id}: {v:?}"
+            );
+        }
+    }
 }

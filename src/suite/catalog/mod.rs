@@ -1,6 +1,7 @@
 //! The starter catalog: every command x outcome of the behaviour spec, the root under every
-//! spelling, traversal inputs from `known-bugs.md`, planted symlinks, FIFOs and hard links, and
-//! malformed inputs. One file per first id segment.
+//! spelling, traversal inputs from `known-bugs.md`, planted symlinks, FIFOs and hard links, the
+//! other planted scenarios of `attack::scenarios`, races, and malformed inputs. One file per first
+//! id segment.
 
 mod batch;
 mod create;
@@ -12,6 +13,7 @@ pub mod payload;
 mod race;
 mod rename;
 mod root;
+mod scenario;
 mod str_replace;
 mod symlink;
 mod traversal;
@@ -34,8 +36,8 @@ pub fn for_level(level: RunLevel) -> Vec<Case> {
 }
 
 /// The hand-written cases, which every level runs, in id order within each file: every command x
-/// outcome, the root, paths, traversal inputs from known-bugs, planted links, races, malformed
-/// inputs. The payload cases come from [`payload::cases`].
+/// outcome, the root, paths, traversal inputs from known-bugs, planted links, planted scenarios
+/// (`attack::scenarios`), races, malformed inputs. The payload cases come from [`payload::cases`].
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     v.extend(view::cases());
@@ -48,6 +50,7 @@ pub fn all() -> Vec<Case> {
     v.extend(path::cases());
     v.extend(traversal::cases());
     v.extend(symlink::cases());
+    v.extend(scenario::cases());
     v.extend(race::cases());
     v.extend(batch::cases());
     v.extend(malformed::cases());
@@ -104,6 +107,16 @@ impl B {
     }
     pub(crate) fn fifo(mut self, path: &str) -> B {
         self.0.setup.push(Fs::Fifo { path: path.into() });
+        self
+    }
+    /// Plant a named scenario (`attack::scenarios`) and cite its sources too.
+    pub(crate) fn scenario(mut self, s: crate::attack::scenarios::Scenario) -> B {
+        self.0.setup.extend(s.setup);
+        for src in s.source {
+            if !self.0.source.iter().any(|have| have == src) {
+                self.0.source.push(src.to_string());
+            }
+        }
         self
     }
     pub(crate) fn hard_link_outside(mut self, path: &str, name: &str) -> B {
@@ -241,6 +254,7 @@ mod tests {
             "path",
             "traversal",
             "symlink",
+            "scenario",
             "race",
             "batch",
             "malformed",
