@@ -70,6 +70,16 @@ pub enum AppError {
     Mock(#[source] std::io::Error),
 }
 
+/// A finished app run.
+#[derive(Clone, Debug)]
+pub struct AppRun {
+    /// The totals, as reported.
+    pub summary: Summary,
+    /// What the mock saw for each transcript, in transcript order (conversation mode, refused
+    /// requests, notes).
+    pub wire: Vec<SessionLog>,
+}
+
 /// Run every transcript against the app, reporting as it goes; see the module docs.
 ///
 /// # Errors
@@ -78,7 +88,7 @@ pub fn run(
     app: &AppConfig,
     transcripts: &[Transcript],
     reporter: &mut dyn Reporter,
-) -> Result<Summary, AppError> {
+) -> Result<AppRun, AppError> {
     let words = shell_words::split(&app.command).map_err(|e| AppError::Command {
         command: app.command.clone(),
         why: e.to_string(),
@@ -97,10 +107,12 @@ pub fn run(
         total: transcripts.len(),
     });
     let mut records = Vec::new();
+    let mut wire = Vec::new();
     for t in transcripts {
-        let rec = run_one(app, &words, &mock, t);
+        let (rec, log) = run_one(app, &words, &mock, t);
         reporter.event(&Event::CaseFinished(&rec));
         records.push(rec);
+        wire.push(log);
     }
     drop(mock);
     let summary = Summary::of(
@@ -109,7 +121,7 @@ pub fn run(
         records.iter().map(|r| (r.id.as_str(), r.verdict)),
     );
     reporter.event(&Event::Finished(&summary));
-    Ok(summary)
+    Ok(AppRun { summary, wire })
 }
 
 /// How the app process ended.
@@ -119,7 +131,12 @@ enum Ending {
     NotStarted(String),
 }
 
-fn run_one(app: &AppConfig, words: &[String], mock: &MockApi, t: &Transcript) -> CaseRecord {
+fn run_one(
+    app: &AppConfig,
+    words: &[String],
+    mock: &MockApi,
+    t: &Transcript,
+) -> (CaseRecord, SessionLog) {
     let started = Instant::now();
     let case = t.to_case();
     let mut obs = Observation::default();
@@ -132,7 +149,8 @@ fn run_one(app: &AppConfig, words: &[String], mock: &MockApi, t: &Transcript) ->
                 kind: "sandbox".into(),
                 detail: format!("the sandbox could not be laid out: {e}"),
             };
-            return record(app, &case, &[], obs, vec![finding], started);
+            let rec = record(app, &case, &[], obs, vec![finding], started);
+            return (rec, SessionLog::default());
         }
     };
     obs.token = sandbox.token().to_owned();
@@ -237,7 +255,7 @@ fn run_one(app: &AppConfig, words: &[String], mock: &MockApi, t: &Transcript) ->
         });
     }
     drop(sandbox);
-    record(app, &case, &inputs, obs, extra, started)
+    (record(app, &case, &inputs, obs, extra, started), log)
 }
 
 /// Start the app for one session and wait for it within the time limit.

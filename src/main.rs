@@ -370,7 +370,7 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
         let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
         reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
         reporters.push(&mut terminal);
-        appcert::run(&app, &transcripts, &mut Fanout(reporters))?
+        appcert::run(&app, &transcripts, &mut Fanout(reporters))?.summary
     };
     finish(&files, &summary)
 }
