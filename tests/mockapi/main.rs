@@ -2,6 +2,8 @@
 //! the mock Messages API. The Python app (`fixtures/apps/python_tool_runner.py`) uses the pinned
 //! `anthropic` 2.14.0 tool runner and its stock `BetaLocalFilesystemMemoryTool`, unmodified but for
 //! `ANTHROPIC_BASE_URL` (`MEMCERT_PYTHON`, else `.venv/bin/python`, made by `scripts/test.sh`);
+//! The Node app (`fixtures/apps/node_tool_runner.mjs`) does the same with the pinned
+//! `@anthropic-ai/sdk` 1.14.0 (`adapters/node/node_modules`, made by `scripts/test.sh`).
 //! `fixtures/apps/misbehave.py` (standard library only) hangs, exits early or sends malformed
 //! requests. Each test asserts exact verdicts. New mock or app tests go here; the mock's request
 //! rules have unit tests in `src/mockapi.rs`.
@@ -40,6 +42,25 @@ fn app(args: &str) -> String {
     format!("{} {} {args}", python(), script.display())
 }
 
+/// The Node app copied beside a link to the pinned SDK, so its imports resolve; the folder
+/// lives as long as the returned guard.
+fn node_app(args: &str) -> (tempfile::TempDir, String) {
+    let modules = root().join("adapters/node/node_modules");
+    assert!(
+        modules.join("@anthropic-ai/sdk").exists(),
+        "no adapters/node/node_modules: run scripts/test.sh, which installs the pinned @anthropic-ai/sdk"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("fixtures/apps/node_tool_runner.mjs"),
+        dir.path().join("app.mjs"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
+    let cmd = format!("node {} {args}", dir.path().join("app.mjs").display());
+    (dir, cmd)
+}
+
 #[derive(Default)]
 struct Collect(Vec<CaseRecord>);
 
@@ -66,6 +87,16 @@ fn run(
     threads: Threads,
     timeout: Duration,
 ) -> (Vec<CaseRecord>, AppRun) {
+    run_as(command, Profile::PythonSdk, ids, threads, timeout)
+}
+
+fn run_as(
+    command: &str,
+    profile: Profile,
+    ids: &[&str],
+    threads: Threads,
+    timeout: Duration,
+) -> (Vec<CaseRecord>, AppRun) {
     let scratch = tempfile::tempdir().unwrap();
     let memory_dir = scratch.path().join("run/base/memories");
     let cfg = AppConfig {
@@ -74,7 +105,7 @@ fn run(
         timeout,
         threads,
         config: Config {
-            profile: Profile::PythonSdk,
+            profile,
             ..Default::default()
         },
     };
@@ -172,6 +203,49 @@ fn python_sdk_threads_send_only_new_results() {
 fn python_sdk_streaming_with_threads_refused() {
     let (recs, out) = run(
         &app("--stream"),
+        &[],
+        Threads::Refuse,
+        Duration::from_secs(60),
+    );
+    assert_eq!(verdicts(&recs), want(ALL_PASS));
+    for w in &out.wire {
+        assert!(
+            w.streamed && w.full_history && w.threads_refused >= 1,
+            "{w:?}"
+        );
+        assert!(w.finished && w.malformed.is_empty(), "{w:?}");
+    }
+}
+
+/// The TypeScript SDK app, threaded (its default), not streaming: every transcript passes and
+/// only new tool_results are sent after the first turn.
+#[test]
+fn typescript_sdk_app_threaded() {
+    let (_dir, cmd) = node_app("");
+    let (recs, out) = run_as(
+        &cmd,
+        Profile::TypescriptSdk,
+        &[],
+        Threads::Accept,
+        Duration::from_secs(60),
+    );
+    assert_eq!(verdicts(&recs), want(ALL_PASS));
+    for w in &out.wire {
+        assert!(w.threaded && !w.full_history && !w.streamed, "{w:?}");
+        assert!(
+            w.finished && w.malformed.is_empty() && w.notes.is_empty(),
+            "{w:?}"
+        );
+    }
+}
+
+/// The TypeScript SDK app streaming, with threads refused: full history, still every PASS.
+#[test]
+fn typescript_sdk_app_streaming_with_threads_refused() {
+    let (_dir, cmd) = node_app("--stream");
+    let (recs, out) = run_as(
+        &cmd,
+        Profile::TypescriptSdk,
         &[],
         Threads::Refuse,
         Duration::from_secs(60),
