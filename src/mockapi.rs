@@ -570,6 +570,22 @@ mod tests {
     }
 
     #[test]
+    fn dropping_the_mock_closes_its_port() {
+        use std::net::TcpStream;
+        use std::time::{Duration, Instant};
+        let m = MockApi::start(Threads::Accept).unwrap();
+        let addr = m.uri().trim_start_matches("http://").to_owned();
+        assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+        drop(TcpStream::connect(&addr).expect("the mock listens"));
+        drop(m);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while TcpStream::connect(&addr).is_ok() {
+            assert!(Instant::now() < deadline, "{addr} still listens after drop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
     fn the_stream_carries_the_input_as_json_deltas_and_ends_with_message_stop() {
         let mut st = state();
         let body = json!({"stream": true, "messages": [{"role": "user", "content": "hi"}]});
