@@ -68,6 +68,14 @@ pub enum AppError {
     /// The mock could not start.
     #[error("the mock Messages API cannot start")]
     Mock(#[source] std::io::Error),
+    /// The folder two levels above the memory folder is not absent or empty.
+    #[error("--memory-dir {memory_dir}: {run} (two levels up, where the canaries go) must be absent or empty; memcert never writes among files it did not make")]
+    NotEmpty {
+        /// The memory folder.
+        memory_dir: PathBuf,
+        /// The folder that is not empty.
+        run: PathBuf,
+    },
 }
 
 /// A finished app run.
@@ -98,6 +106,15 @@ pub fn run(
             command: app.command.clone(),
             why: "no program".into(),
         });
+    }
+    let abs = std::path::absolute(&app.memory_dir).unwrap_or(app.memory_dir.clone());
+    if let Some(run) = abs.parent().and_then(Path::parent) {
+        if std::fs::read_dir(run).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(AppError::NotEmpty {
+                memory_dir: app.memory_dir.clone(),
+                run: run.to_owned(),
+            });
+        }
     }
     let mock = MockApi::start(app.threads).map_err(AppError::Mock)?;
     let name = format!("app: {}", app.command);
