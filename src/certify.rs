@@ -475,8 +475,8 @@ fn run_prepared(
 
 /// Every string value of an input and its escaped rendering (replies may escape control
 /// characters of a path, vpath::display_path), longest first, so a longer echo is taken out
-/// before a shorter one inside it.
-fn strings_of(v: &Value) -> Vec<String> {
+/// before a shorter one inside it (`Observation::inputs`).
+pub fn strings_of(v: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for s in crate::protocol::strings_in(v) {
         let shown = crate::vpath::display_path(&s);

@@ -8,6 +8,10 @@
 //! - [`target`]: how to reach a handler under test (in-process, stdio protocol, Python adapter);
 //! - [`expected`]: the expected-failures list a run is judged against;
 //! - [`certify`]: the runner, the only module that sees both a case and a target;
+//! - [`transcript`]: recorded conversations (a model's tool_use turns and the replies each accepts);
+//! - [`mockapi`] (feature `mockapi`): a mock Messages API replaying transcripts to an app;
+//! - [`appcert`] (feature `mockapi`): certify a whole app through the mock, one case per
+//!   transcript;
 //! - [`report`]: consumers of run events (terminal, JSON, JUnit XML, Markdown, HTML);
 //! - [`certify()`], [`Options`], [`Certification`]: the in-process entry point for Rust users,
 //!   which certifies any [`handler::Handler`] from a test.
@@ -16,14 +20,19 @@
 pub use api::{certify, Certification, Error, Options};
 
 mod api;
+#[cfg(feature = "mockapi")]
+pub mod appcert;
 pub mod attack;
 pub mod certify;
 pub mod exit;
 pub mod expected;
 pub mod handler;
+#[cfg(feature = "mockapi")]
+pub mod mockapi;
 pub mod protocol;
 pub mod report;
 pub mod suite;
 pub mod target;
 pub mod text;
+pub mod transcript;
 pub mod vpath;

@@ -31,9 +31,11 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Run the case catalog against a handler and grade every case.
+    /// Run the case catalog against a handler and grade every case; or, with --app, run a whole
+    /// app against a mock Messages API once per recorded transcript and grade what its memory
+    /// handler sent back.
     ///
-    /// Without --python, --node or --stdio, certifies memcert's built-in reference handler.
+    /// Without --python, --node, --stdio or --app, certifies memcert's built-in reference handler.
     /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
     Certify(Box<CertifyArgs>),
     /// Print the traversal payload corpus. `{DOWN:d}` in a payload stands for the way back down
@@ -97,6 +99,29 @@ struct CertifyArgs {
     /// split like a POSIX shell splits words (quotes allowed, no expansion).
     #[arg(long, value_name = "COMMAND")]
     stdio: Option<String>,
+    /// A whole app (its SDK tool runner and memory handler), run unmodified once per transcript
+    /// with ANTHROPIC_BASE_URL pointing at memcert's mock Messages API: program and arguments,
+    /// split like --stdio. It also gets MEMCERT_MEMORY_DIR and MEMCERT_BASE_DIR (see
+    /// docs/transcripts.md). Needs --memory-dir.
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["python", "node", "stdio", "memory_dir_unknown"], requires = "memory_dir")]
+    app: Option<String>,
+    /// With --app: the app's memory store root (what /memories maps to; for the Python SDK's
+    /// BetaLocalFilesystemMemoryTool(base_path=B) that is B/memories). The folder two levels
+    /// up must be absent or empty: memcert puts its canaries there, and empties it afterwards.
+    #[arg(long, value_name = "DIR", requires = "app")]
+    memory_dir: Option<PathBuf>,
+    /// With --app: a folder of transcripts (*.json, docs/transcripts.md); default: the built-in
+    /// ones.
+    #[arg(long, value_name = "DIR", requires = "app")]
+    transcripts: Option<PathBuf>,
+    /// With --app: time limit per transcript, in seconds; the app's process group is killed
+    /// after it.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", requires = "app")]
+    app_timeout: f64,
+    /// With --app: `accept` answers the SDKs' server-side threads (their default), `refuse`
+    /// answers them with thread_unsupported_request, so the runner falls back to full history.
+    #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"], requires = "app")]
+    threads: String,
     /// Which wording is PASS: docs, python-sdk or typescript-sdk.
     #[arg(long, default_value = "docs", value_name = "PROFILE")]
     profile: Profile,
@@ -226,6 +251,9 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
                 .with_context(|| format!("--expected-failures {}", path.display()))?
         }
     };
+    if args.app.is_some() {
+        return app_cmd(args, expected);
+    }
     let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
         .context("bad --cases or --exclude glob")?;
     if cases.is_empty() {
@@ -273,15 +301,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         expected,
         black_box: args.memory_dir_unknown,
     };
-    let mut files: Vec<FileReport> = [
-        (args.report_json.clone(), json::render_file as ReportRender),
-        (args.junit.clone(), junit::render),
-        (args.markdown.clone(), markdown::render),
-        (args.html.clone(), html::render),
-    ]
-    .into_iter()
-    .filter_map(|(path, render)| path.map(|p| FileReport::new(p, render)))
-    .collect();
+    let mut files = file_reports(&args);
     let mut terminal = Terminal::new(std::io::stdout());
     let mut progress = Progress::new();
     let summary = {
@@ -291,7 +311,86 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         reporters.push(&mut terminal);
         certify::run(&config, &cases, target.as_mut(), &mut Fanout(reporters))
     };
-    for f in &files {
+    finish(&files, &summary)
+}
+
+/// `certify --app`: every transcript through the mock, reported like catalog cases.
+fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
+    use memcert::appcert::{self, AppConfig};
+    use memcert::mockapi::Threads;
+    use memcert::transcript::Transcript;
+    if !(0.01..=86_400.0).contains(&args.app_timeout) {
+        bail!(
+            "--app-timeout must be between 0.01 and 86400 seconds, got {}",
+            args.app_timeout
+        );
+    }
+    let transcripts = match &args.transcripts {
+        Some(dir) => Transcript::load_dir(dir)?,
+        None => Transcript::builtin(),
+    };
+    let transcripts: Vec<Transcript> = {
+        let ids: Vec<memcert::suite::Case> = transcripts.iter().map(Transcript::to_case).collect();
+        let keep: Vec<String> = certify::select(ids, &args.cases, &args.exclude)
+            .context("bad --cases or --exclude glob")?
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        transcripts
+            .into_iter()
+            .filter(|t| keep.contains(&t.case_id()))
+            .collect()
+    };
+    if transcripts.is_empty() {
+        bail!("no transcript matches --cases/--exclude (ids are app/<transcript id>)");
+    }
+    let app = AppConfig {
+        command: args.app.clone().unwrap_or_default(),
+        memory_dir: args
+            .memory_dir
+            .clone()
+            .context("--app needs --memory-dir")?,
+        timeout: Duration::from_secs_f64(args.app_timeout),
+        threads: if args.threads == "refuse" {
+            Threads::Refuse
+        } else {
+            Threads::Accept
+        },
+        config: Config {
+            profile: args.profile,
+            strict: args.strict,
+            expected,
+            black_box: false,
+        },
+    };
+    let mut files = file_reports(&args);
+    let mut terminal = Terminal::new(std::io::stdout());
+    let mut progress = Progress::new();
+    let summary = {
+        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
+        reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
+        reporters.push(&mut terminal);
+        appcert::run(&app, &transcripts, &mut Fanout(reporters))?.summary
+    };
+    finish(&files, &summary)
+}
+
+/// The file reports asked for on the command line.
+fn file_reports(args: &CertifyArgs) -> Vec<FileReport> {
+    [
+        (args.report_json.clone(), json::render_file as ReportRender),
+        (args.junit.clone(), junit::render),
+        (args.markdown.clone(), markdown::render),
+        (args.html.clone(), html::render),
+    ]
+    .into_iter()
+    .filter_map(|(path, render)| path.map(|p| FileReport::new(p, render)))
+    .collect()
+}
+
+/// The exit code of a finished run, after checking that every report was written.
+fn finish(files: &[FileReport], summary: &certify::Summary) -> Result<i32> {
+    for f in files {
         if let Some(e) = &f.error {
             bail!("cannot write the report {}: {e}", f.path().display());
         }
@@ -348,5 +447,33 @@ mod tests {
         assert!(
             Cli::try_parse_from(["memcert", "certify", "--python", "a:B", "--stdio", "x"]).is_err()
         );
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--app",
+            "python app.py",
+            "--memory-dir",
+            "/tmp/m/base/memories",
+            "--threads",
+            "refuse",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.app.as_deref(), Some("python app.py"));
+        assert_eq!(a.threads, "refuse");
+        assert!(Cli::try_parse_from(["memcert", "certify", "--app", "x"]).is_err());
+        assert!(Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--app",
+            "x",
+            "--memory-dir",
+            "d",
+            "--stdio",
+            "y"
+        ])
+        .is_err());
     }
 }

@@ -53,12 +53,40 @@ pub type Tree = BTreeMap<PathBuf, (Node, u32)>;
 /// The sandbox of one case. The folder is removed on drop.
 #[derive(Debug)]
 pub struct Sandbox {
-    dir: tempfile::TempDir,
+    dir: RunDir,
     base: PathBuf,
     root: PathBuf,
     token: String,
     /// Some [`Fs::Mode`] was planted: folders must be made writable again before removal.
     modes: bool,
+}
+
+/// The run folder: a fresh temp dir, or a folder the user named that was absent or empty
+/// (emptied again on drop, removed if memcert made it).
+#[derive(Debug)]
+enum RunDir {
+    Temp(tempfile::TempDir),
+    At { path: PathBuf, existed: bool },
+}
+
+impl RunDir {
+    fn path(&self) -> &Path {
+        match self {
+            RunDir::Temp(t) => t.path(),
+            RunDir::At { path, .. } => path,
+        }
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if let RunDir::At { path, existed } = self {
+            let _ = std::fs::remove_dir_all(&*path);
+            if *existed {
+                let _ = std::fs::create_dir(&*path);
+            }
+        }
+    }
 }
 
 impl Sandbox {
@@ -72,8 +100,62 @@ impl Sandbox {
     pub fn create_unchecked(setup: &[Fs]) -> io::Result<Sandbox> {
         let dir = tempfile::Builder::new().prefix("memcert-").tempdir()?;
         let run = dir.path().to_path_buf();
-        let base = run.join("base");
-        let root = base.join("memories");
+        Sandbox::lay_out_unchecked(RunDir::Temp(dir), run.join("base/memories"), setup)
+    }
+
+    /// Lay out a fresh sandbox whose store root is `root` (an app's fixed memory folder), with
+    /// `root`'s parent as the base and its grandparent as the run folder. The run folder must be
+    /// absent or empty: memcert never writes among files it did not make. On drop the run folder
+    /// is emptied (removed if it was absent).
+    ///
+    /// # Ambient authority
+    /// Creates and writes the run folder by host path.
+    ///
+    /// # Errors
+    /// `root` without two parents, a run folder that is not empty, or any I/O error.
+    pub fn create_at_unchecked(root: &Path, setup: &[Fs]) -> io::Result<Sandbox> {
+        let run = root
+            .parent()
+            .and_then(Path::parent)
+            .filter(|p| !p.as_os_str().is_empty())
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} needs two parent folders for the canaries",
+                        root.display()
+                    ),
+                )
+            })?
+            .to_path_buf();
+        let existed = match std::fs::read_dir(&run) {
+            Ok(mut entries) => {
+                if entries.next().is_some() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        format!(
+                            "{} (two levels above the memory folder, where the canaries go) is not empty; memcert only lays out a sandbox in an absent or empty folder",
+                            run.display()
+                        ),
+                    ));
+                }
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(&run)?;
+                false
+            }
+            Err(e) => return Err(e),
+        };
+        let dir = RunDir::At { path: run, existed };
+        Sandbox::lay_out_unchecked(dir, root.to_path_buf(), setup)
+    }
+
+    fn lay_out_unchecked(dir: RunDir, root: PathBuf, setup: &[Fs]) -> io::Result<Sandbox> {
+        let base = root
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| root.clone());
         let token = format!("MEMCERT-CANARY-{:016x}", fastrand::u64(..));
         let mut sb = Sandbox {
             dir,
@@ -274,7 +356,8 @@ impl Sandbox {
     /// canonicalised, and its random name (`memcert-XXXXXX`), which catches relative spellings.
     pub fn host_paths(&self) -> Vec<String> {
         let mut v = vec![self.dir.path().to_string_lossy().into_owned()];
-        if let Some(name) = self.dir.path().file_name() {
+        // The random name of a temp run folder; a folder the user named may have a common name.
+        if let (RunDir::Temp(_), Some(name)) = (&self.dir, self.dir.path().file_name()) {
             v.push(name.to_string_lossy().into_owned());
         }
         if let Ok(c) = self.dir.path().canonicalize() {

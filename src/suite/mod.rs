@@ -11,7 +11,7 @@
 pub mod catalog;
 pub mod verdict;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::text::{Outcome, Profile};
@@ -20,7 +20,7 @@ use verdict::Verdict;
 /// How binding a case's requirement is: a mismatch of a [`Level::Should`] case is
 /// [`Verdict::NonStrict`] (or [`Verdict::Fail`] with `--strict`), of a [`Level::Must`] case
 /// [`Verdict::Fail`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// The requirement is a MUST.
@@ -149,21 +149,25 @@ pub struct Step {
     pub accept: Vec<Accept>,
 }
 
-/// One acceptable reply and the verdict it earns.
-#[derive(Clone, Debug, Serialize)]
+/// One acceptable reply and the verdict it earns. Transcripts (`crate::transcript`) read it
+/// from JSON: `profiles` and `note` may be left out.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Accept {
     /// Verdict when the reply matches.
     pub verdict: Verdict,
     /// What the reply must look like.
     pub reply: Reply,
     /// Profiles this applies to; empty means all.
+    #[serde(default)]
     pub profiles: Vec<Profile>,
     /// Why this reply is acceptable at this grade (shown in reports).
+    #[serde(default)]
     pub note: String,
 }
 
 /// A pattern a reply is matched against.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "match", content = "outcome", rename_all = "snake_case")]
 pub enum Reply {
     /// Exactly this outcome in the run's profile: same `is_error`, same text after an optional

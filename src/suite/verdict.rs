@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Accept, Level, Reply, Step};
 use crate::protocol::ToolResult;
@@ -72,6 +72,21 @@ impl fmt::Display for Verdict {
 impl Serialize for Verdict {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+/// Read from the printed name (`PASS`, `NON-STRICT`, ...), as reports write it.
+impl<'de> Deserialize<'de> for Verdict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Verdict::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown verdict {s:?}; use PASS, SKIPPED, INFO, NON-STRICT, FAIL, ERROR or UNSAFE"
+                ))
+            })
     }
 }
 

@@ -1,0 +1,430 @@
+//! Certify a whole app: its own process, its SDK tool runner and its memory handler, driven by
+//! recorded transcripts through the mock Messages API ([`crate::mockapi`]).
+//!
+//! [`run`] starts one mock, then for each [`Transcript`]: lays out a sandbox whose store root is
+//! the app's memory folder ([`Sandbox::create_at_unchecked`], canaries around it), starts the app
+//! command with `ANTHROPIC_BASE_URL` pointing at the transcript's session, waits for it within
+//! the time limit (killing its process group on timeout), then grades every captured
+//! `tool_result` with the transcript's accepts and the canary oracle
+//! ([`crate::attack::oracle::judge`]) and reports a [`CaseRecord`] per transcript through the
+//! usual [`Reporter`]s. It prints nothing itself.
+//!
+//! The app gets: `ANTHROPIC_BASE_URL`, a dummy `ANTHROPIC_API_KEY` (`ANTHROPIC_AUTH_TOKEN`
+//! removed), `ANTHROPIC_CUSTOM_HEADERS` = `x-memcert-case: <case id>`, `MEMCERT_MEMORY_DIR` (the
+//! store root), `MEMCERT_BASE_DIR` (its parent, `base_path` of the Python SDK's
+//! `BetaLocalFilesystemMemoryTool`) and `MEMCERT_USER_MESSAGE` (the transcript's first message).
+//!
+//! ERROR, with the reason, for an app that: cannot start; never calls the API; exits before the
+//! conversation ends; is still running at the time limit (its process group is killed); sends a
+//! malformed request; exits non-zero after the final turn.
+//!
+//! # Non-guarantees
+//! - Only what the app sends and what is on disk is judged: a handler whose store is not the
+//!   memory folder is seen through its answers alone.
+//! - The app's HOME and TMPDIR are not watched.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::attack::oracle::{judge, Finding, Observation};
+use crate::attack::sandbox::Sandbox;
+use crate::certify::Summary;
+use crate::certify::{instantiate, strings_of, CaseRecord, Config, Event, Reporter, StepRecord};
+use crate::mockapi::{tool_use_id, MockApi, ServedTurn, SessionLog, Threads};
+use crate::suite::verdict::{expected_text, Verdict};
+use crate::transcript::Transcript;
+
+/// How to run an app.
+#[derive(Clone, Debug)]
+pub struct AppConfig {
+    /// The app's command line, split like a POSIX shell splits words (no expansion).
+    pub command: String,
+    /// The app's store root (what `/memories` maps to). Its grandparent must be absent or
+    /// empty: the canaries go there.
+    pub memory_dir: PathBuf,
+    /// Time limit per transcript.
+    pub timeout: Duration,
+    /// What the mock does with threaded requests.
+    pub threads: Threads,
+    /// Profile, strictness, expected failures.
+    pub config: Config,
+}
+
+/// Why the run could not start at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppError {
+    /// The command line is empty or cannot be split.
+    #[error("bad --app command {command:?}: {why}")]
+    Command {
+        /// The command line.
+        command: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The mock could not start.
+    #[error("the mock Messages API cannot start")]
+    Mock(#[source] std::io::Error),
+    /// The folder two levels above the memory folder is not absent or empty.
+    #[error("--memory-dir {memory_dir}: {run} (two levels up, where the canaries go) must be absent or empty; memcert never writes among files it did not make")]
+    NotEmpty {
+        /// The memory folder.
+        memory_dir: PathBuf,
+        /// The folder that is not empty.
+        run: PathBuf,
+    },
+}
+
+/// A finished app run.
+#[derive(Clone, Debug)]
+pub struct AppRun {
+    /// The totals, as reported.
+    pub summary: Summary,
+    /// What the mock saw for each transcript, in transcript order (conversation mode, refused
+    /// requests, notes).
+    pub wire: Vec<SessionLog>,
+}
+
+/// Run every transcript against the app, reporting as it goes; see the module docs.
+///
+/// # Errors
+/// [`AppError`] when nothing can run; an app that fails is a verdict, not an error.
+pub fn run(
+    app: &AppConfig,
+    transcripts: &[Transcript],
+    reporter: &mut dyn Reporter,
+) -> Result<AppRun, AppError> {
+    let words = shell_words::split(&app.command).map_err(|e| AppError::Command {
+        command: app.command.clone(),
+        why: e.to_string(),
+    })?;
+    if words.is_empty() {
+        return Err(AppError::Command {
+            command: app.command.clone(),
+            why: "no program".into(),
+        });
+    }
+    let abs = std::path::absolute(&app.memory_dir).unwrap_or(app.memory_dir.clone());
+    if let Some(run) = abs.parent().and_then(Path::parent) {
+        if std::fs::read_dir(run).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(AppError::NotEmpty {
+                memory_dir: app.memory_dir.clone(),
+                run: run.to_owned(),
+            });
+        }
+    }
+    let mock = MockApi::start(app.threads).map_err(AppError::Mock)?;
+    let name = format!("app: {}", app.command);
+    reporter.event(&Event::Started {
+        target: &name,
+        profile: app.config.profile,
+        total: transcripts.len(),
+    });
+    let mut records = Vec::new();
+    let mut wire = Vec::new();
+    for t in transcripts {
+        let (rec, log) = run_one(app, &words, &mock, t);
+        reporter.event(&Event::CaseFinished(&rec));
+        records.push(rec);
+        wire.push(log);
+    }
+    drop(mock);
+    let summary = Summary::of(
+        name,
+        &app.config,
+        records.iter().map(|r| (r.id.as_str(), r.verdict)),
+    );
+    reporter.event(&Event::Finished(&summary));
+    Ok(AppRun { summary, wire })
+}
+
+/// How the app process ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    NotStarted(String),
+}
+
+fn run_one(
+    app: &AppConfig,
+    words: &[String],
+    mock: &MockApi,
+    t: &Transcript,
+) -> (CaseRecord, SessionLog) {
+    let started = Instant::now();
+    let case = t.to_case();
+    let mut obs = Observation::default();
+    let memory_dir = std::path::absolute(&app.memory_dir).unwrap_or(app.memory_dir.clone());
+    let sandbox = match Sandbox::create_at_unchecked(&memory_dir, &case.setup) {
+        Ok(s) => s,
+        Err(e) => {
+            let finding = Finding {
+                verdict: Verdict::Error,
+                kind: "sandbox".into(),
+                detail: format!("the sandbox could not be laid out: {e}"),
+            };
+            let rec = record(app, &case, &[], obs, vec![finding], started);
+            return (rec, SessionLog::default());
+        }
+    };
+    obs.token = sandbox.token().to_owned();
+    obs.host_paths = sandbox.host_paths();
+    obs.outside_before = sandbox.outside_unchecked();
+    let run_dir = sandbox.run_dir().to_string_lossy().into_owned();
+    let root = sandbox.root().to_string_lossy().into_owned();
+    let fill = |v: &Value| instantiate(v, run_dir.trim_start_matches('/'), &root);
+    let served: Vec<ServedTurn> = t
+        .turns
+        .iter()
+        .map(|turn| ServedTurn {
+            text: turn.text.clone(),
+            tool_use: turn
+                .tool_use
+                .iter()
+                .map(|u| (u.name.clone(), fill(&u.input)))
+                .collect(),
+        })
+        .collect();
+    let inputs: Vec<Value> = served
+        .iter()
+        .flat_map(|s| s.tool_use.iter().map(|(_, i)| i.clone()))
+        .collect();
+    obs.inputs = inputs.iter().map(strings_of).collect();
+    let session = mock.add_session(served);
+    let logs = tempfile::Builder::new().prefix("memcert-app-").tempdir();
+    let ending = match &logs {
+        Ok(logs) => run_app(app, words, mock, session, &case.id, &sandbox, logs.path()),
+        Err(e) => Ending::NotStarted(format!("no folder for the app's output: {e}")),
+    };
+    let stderr = logs
+        .as_ref()
+        .map(|l| tail(&l.path().join("stderr")))
+        .unwrap_or_default();
+    let log = mock.log(session);
+    obs.outside_after = sandbox.outside_unchecked();
+    obs.token_in_store = sandbox.token_in_store_unchecked();
+    obs.checked = case
+        .checks
+        .iter()
+        .map(|c| sandbox.node_unchecked(&c.path))
+        .collect();
+    let missing = why_missing(&ending, &log, app.timeout, &stderr);
+    let mut k_in_turn = Vec::new();
+    for (turn, tu) in t.turns.iter().enumerate() {
+        for k in 0..tu.tool_use.len() {
+            k_in_turn.push(tool_use_id(session, turn, k));
+        }
+    }
+    for id in &k_in_turn {
+        match log.results.get(id) {
+            Some(c) => obs.replies.push(Ok(c.result.clone())),
+            None => {
+                obs.replies.push(Err(missing.clone()));
+                break;
+            }
+        }
+    }
+    let mut extra = Vec::new();
+    for m in &log.malformed {
+        extra.push(Finding {
+            verdict: Verdict::Error,
+            kind: "malformed-request".into(),
+            detail: format!("the app sent a request the mock refused: {m}"),
+        });
+    }
+    if log.finished {
+        match &ending {
+            Ending::Exited(s) if !s.success() => extra.push(Finding {
+                verdict: Verdict::Error,
+                kind: "app-exit".into(),
+                detail: format!(
+                    "the app {} after the final turn{}",
+                    status_words(s),
+                    stderr_words(&stderr)
+                ),
+            }),
+            Ending::TimedOut => extra.push(Finding {
+                verdict: Verdict::Error,
+                kind: "app-timeout".into(),
+                detail: format!(
+                    "the app was still running {:?} after start, although the conversation had ended; its process group was killed",
+                    app.timeout
+                ),
+            }),
+            _ => {}
+        }
+    } else if obs.replies.iter().all(Result::is_ok) {
+        // Every tool_result came, but the final turn was never asked for.
+        extra.push(Finding {
+            verdict: Verdict::Error,
+            kind: "no-final-turn".into(),
+            detail: missing.clone(),
+        });
+    }
+    for n in &log.notes {
+        extra.push(Finding {
+            verdict: Verdict::Info,
+            kind: "wire".into(),
+            detail: n.clone(),
+        });
+    }
+    drop(sandbox);
+    (record(app, &case, &inputs, obs, extra, started), log)
+}
+
+/// Start the app for one session and wait for it within the time limit.
+fn run_app(
+    app: &AppConfig,
+    words: &[String],
+    mock: &MockApi,
+    session: usize,
+    case_id: &str,
+    sandbox: &Sandbox,
+    logs: &Path,
+) -> Ending {
+    let (Ok(out), Ok(err)) = (
+        std::fs::File::create(logs.join("stdout")),
+        std::fs::File::create(logs.join("stderr")),
+    ) else {
+        return Ending::NotStarted("cannot create the app's output files".into());
+    };
+    let mut cmd = Command::new(&words[0]);
+    cmd.args(&words[1..])
+        .env("ANTHROPIC_BASE_URL", mock.base_url(session))
+        .env("ANTHROPIC_API_KEY", "memcert-dummy-key")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env(
+            "ANTHROPIC_CUSTOM_HEADERS",
+            format!("x-memcert-case: {case_id}"),
+        )
+        .env("MEMCERT_MEMORY_DIR", sandbox.root())
+        .env("MEMCERT_BASE_DIR", sandbox.base())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Ending::NotStarted(format!("cannot start `{}`: {e}", words[0])),
+    };
+    let pid = rustix::process::Pid::from_child(&child);
+    let deadline = Instant::now() + app.timeout;
+    let ending = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ending::Exited(status),
+            Ok(None) if Instant::now() >= deadline => break Ending::TimedOut,
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => break Ending::NotStarted(format!("cannot wait for the app: {e}")),
+        }
+    };
+    // Whatever happened, nothing the app started outlives its case.
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    let _ = child.wait();
+    ending
+}
+
+fn status_words(s: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(sig)) => format!("was killed by signal {sig}"),
+        _ => "ended".into(),
+    }
+}
+
+fn stderr_words(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; stderr ends with: {stderr}")
+    }
+}
+
+/// Why a tool_result the transcript expects did not come.
+fn why_missing(ending: &Ending, log: &SessionLog, timeout: Duration, stderr: &str) -> String {
+    let progress = format!(
+        "{} request(s), {} tool_result(s) received",
+        log.requests,
+        log.results.len()
+    );
+    match ending {
+        Ending::NotStarted(why) => why.clone(),
+        Ending::TimedOut => format!(
+            "the app did not finish the conversation within {timeout:?} ({progress}); its process group was killed{}",
+            stderr_words(stderr)
+        ),
+        Ending::Exited(s) if log.requests == 0 => format!(
+            "the app {} without calling the Messages API{}",
+            status_words(s),
+            stderr_words(stderr)
+        ),
+        Ending::Exited(s) => format!(
+            "the app {} before the conversation ended ({progress}){}",
+            status_words(s),
+            stderr_words(stderr)
+        ),
+    }
+}
+
+/// The last lines of a file, joined with ` | `.
+fn tail(path: &Path) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+fn record(
+    app: &AppConfig,
+    case: &crate::suite::Case,
+    inputs: &[Value],
+    obs: Observation,
+    extra: Vec<Finding>,
+    started: Instant,
+) -> CaseRecord {
+    let profile = app.config.profile;
+    let mut j = judge(case, &obs, profile, app.config.strict);
+    j.findings.extend(extra);
+    j.findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
+    let verdict = j
+        .findings
+        .first()
+        .map(|f| f.verdict)
+        .unwrap_or(Verdict::Pass);
+    let mut grades = j.steps.iter();
+    let steps = case
+        .steps
+        .iter()
+        .zip(&obs.replies)
+        .zip(inputs)
+        .map(|((step, reply), input)| StepRecord {
+            input: input.clone(),
+            reply: reply.as_ref().ok().cloned(),
+            error: reply.as_ref().err().cloned(),
+            expected: expected_text(step, profile),
+            verdict: match reply {
+                Ok(_) => grades.next().map(|g| g.verdict).unwrap_or(Verdict::Pass),
+                Err(_) => Verdict::Error,
+            },
+        })
+        .collect();
+    CaseRecord {
+        id: case.id.clone(),
+        category: case.category().to_owned(),
+        requirement: case.requirement.clone(),
+        source: case.source.clone(),
+        level: case.level,
+        verdict,
+        expected_failure: app
+            .config
+            .expected
+            .excuses(&case.id, verdict)
+            .map(str::to_owned),
+        findings: j.findings,
+        steps,
+        duration_ms: started.elapsed().as_millis() as u64,
+    }
+}

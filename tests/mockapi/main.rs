@@ -1,0 +1,354 @@
+//! Whole-app tests: `memcert certify --app` and `memcert::appcert::run` drive real apps through
+//! the mock Messages API. The Python app (`fixtures/apps/python_tool_runner.py`) uses the pinned
+//! `anthropic` 2.14.0 tool runner and its stock `BetaLocalFilesystemMemoryTool`, unmodified but for
+//! `ANTHROPIC_BASE_URL` (`MEMCERT_PYTHON`, else `.venv/bin/python`, made by `scripts/test.sh`);
+//! The Node app (`fixtures/apps/node_tool_runner.mjs`) does the same with the pinned
+//! `@anthropic-ai/sdk` 1.14.0 (`adapters/node/node_modules`, made by `scripts/test.sh`).
+//! `fixtures/apps/misbehave.py` (standard library only) hangs, exits early or sends malformed
+//! requests. Each test asserts exact verdicts. New mock or app tests go here; the mock's request
+//! rules have unit tests in `src/mockapi.rs`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use memcert::appcert::{self, AppConfig, AppRun};
+use memcert::certify::{CaseRecord, Config, Event, Reporter};
+use memcert::mockapi::Threads;
+use memcert::suite::verdict::Verdict;
+use memcert::text::Profile;
+use memcert::transcript::Transcript;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The pinned interpreter: `MEMCERT_PYTHON`, else `.venv/bin/python` (made by scripts/test.sh).
+fn python() -> String {
+    if let Ok(p) = std::env::var("MEMCERT_PYTHON") {
+        return p;
+    }
+    let venv = root().join(".venv/bin/python");
+    assert!(
+        venv.exists(),
+        "no .venv: run scripts/test.sh, which installs the pinned anthropic==2.14.0"
+    );
+    venv.to_string_lossy().into_owned()
+}
+
+fn app(args: &str) -> String {
+    let script = root().join("fixtures/apps/python_tool_runner.py");
+    format!("{} {} {args}", python(), script.display())
+}
+
+/// The Node app copied beside a link to the pinned SDK, so its imports resolve; the folder
+/// lives as long as the returned guard.
+fn node_app(args: &str) -> (tempfile::TempDir, String) {
+    let modules = root().join("adapters/node/node_modules");
+    assert!(
+        modules.join("@anthropic-ai/sdk").exists(),
+        "no adapters/node/node_modules: run scripts/test.sh, which installs the pinned @anthropic-ai/sdk"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("fixtures/apps/node_tool_runner.mjs"),
+        dir.path().join("app.mjs"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
+    let cmd = format!("node {} {args}", dir.path().join("app.mjs").display());
+    (dir, cmd)
+}
+
+#[derive(Default)]
+struct Collect(Vec<CaseRecord>);
+
+impl Reporter for Collect {
+    fn event(&mut self, e: &Event<'_>) {
+        if let Event::CaseFinished(r) = e {
+            self.0.push((*r).clone());
+        }
+    }
+}
+
+fn transcripts(ids: &[&str]) -> Vec<Transcript> {
+    Transcript::builtin()
+        .into_iter()
+        .filter(|t| ids.is_empty() || ids.contains(&t.id.as_str()))
+        .collect()
+}
+
+/// Run `command` over the transcripts `ids` (all when empty) in a scratch memory folder; the
+/// scratch folder must be left empty.
+fn run(
+    command: &str,
+    ids: &[&str],
+    threads: Threads,
+    timeout: Duration,
+) -> (Vec<CaseRecord>, AppRun) {
+    run_as(command, Profile::PythonSdk, ids, threads, timeout)
+}
+
+fn run_as(
+    command: &str,
+    profile: Profile,
+    ids: &[&str],
+    threads: Threads,
+    timeout: Duration,
+) -> (Vec<CaseRecord>, AppRun) {
+    let scratch = tempfile::tempdir().unwrap();
+    let memory_dir = scratch.path().join("run/base/memories");
+    let cfg = AppConfig {
+        command: command.to_owned(),
+        memory_dir,
+        timeout,
+        threads,
+        config: Config {
+            profile,
+            ..Default::default()
+        },
+    };
+    let mut c = Collect::default();
+    let out = appcert::run(&cfg, &transcripts(ids), &mut c).unwrap();
+    assert!(
+        !scratch.path().join("run").exists(),
+        "the sandbox folder memcert made is removed"
+    );
+    (c.0, out)
+}
+
+fn verdicts(records: &[CaseRecord]) -> BTreeMap<String, Verdict> {
+    records.iter().map(|r| (r.id.clone(), r.verdict)).collect()
+}
+
+fn want<const N: usize>(pairs: [(&str, Verdict); N]) -> BTreeMap<String, Verdict> {
+    pairs
+        .into_iter()
+        .map(|(id, v)| (id.to_owned(), v))
+        .collect()
+}
+
+const ALL_PASS: [(&str, Verdict); 4] = [
+    ("app/create-view", Verdict::Pass),
+    ("app/edit-steps", Verdict::Pass),
+    ("app/traversal-refused", Verdict::Pass),
+    ("app/two-tool-uses", Verdict::Pass),
+];
+
+/// The README command: the binary certifies the stock Python SDK app, threaded (the SDK's
+/// default) and not streaming, over every shipped transcript.
+#[test]
+fn binary_certifies_the_python_sdk_app() {
+    let scratch = tempfile::tempdir().unwrap();
+    let report = scratch.path().join("report.json");
+    let junit = scratch.path().join("junit.xml");
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(["certify", "--app", &app(""), "--memory-dir"])
+        .arg(scratch.path().join("run/base/memories"))
+        .args(["--profile", "python-sdk", "--app-timeout", "60"])
+        .arg("--report-json")
+        .arg(&report)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("verdict: CERTIFIED"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let got: BTreeMap<String, Verdict> = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                serde_json::from_value(c["verdict"].clone()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want(ALL_PASS));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("app/traversal-refused"), "{xml}");
+    assert!(!scratch.path().join("run").exists());
+}
+
+/// Threaded (the default): after the first turn only the new tool_results are sent.
+#[test]
+fn python_sdk_threads_send_only_new_results() {
+    let (recs, out) = run(
+        &app(""),
+        &["two-tool-uses"],
+        Threads::Accept,
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        verdicts(&recs),
+        want([("app/two-tool-uses", Verdict::Pass)])
+    );
+    let w = &out.wire[0];
+    assert!(w.threaded && !w.full_history && !w.streamed, "{w:?}");
+    assert!(w.finished && w.malformed.is_empty() && w.notes.is_empty());
+}
+
+/// Streaming, with threads refused: the runner falls back to full history and still passes.
+#[test]
+fn python_sdk_streaming_with_threads_refused() {
+    let (recs, out) = run(
+        &app("--stream"),
+        &[],
+        Threads::Refuse,
+        Duration::from_secs(60),
+    );
+    assert_eq!(verdicts(&recs), want(ALL_PASS));
+    for w in &out.wire {
+        assert!(
+            w.streamed && w.full_history && w.threads_refused >= 1,
+            "{w:?}"
+        );
+        assert!(w.finished && w.malformed.is_empty(), "{w:?}");
+    }
+}
+
+/// The TypeScript SDK app, threaded (its default), not streaming: every transcript passes and
+/// only new tool_results are sent after the first turn.
+#[test]
+fn typescript_sdk_app_threaded() {
+    let (_dir, cmd) = node_app("");
+    let (recs, out) = run_as(
+        &cmd,
+        Profile::TypescriptSdk,
+        &[],
+        Threads::Accept,
+        Duration::from_secs(60),
+    );
+    assert_eq!(verdicts(&recs), want(ALL_PASS));
+    for w in &out.wire {
+        assert!(w.threaded && !w.full_history && !w.streamed, "{w:?}");
+        assert!(
+            w.finished && w.malformed.is_empty() && w.notes.is_empty(),
+            "{w:?}"
+        );
+    }
+}
+
+/// The TypeScript SDK app streaming, with threads refused: full history, still every PASS.
+#[test]
+fn typescript_sdk_app_streaming_with_threads_refused() {
+    let (_dir, cmd) = node_app("--stream");
+    let (recs, out) = run_as(
+        &cmd,
+        Profile::TypescriptSdk,
+        &[],
+        Threads::Refuse,
+        Duration::from_secs(60),
+    );
+    assert_eq!(verdicts(&recs), want(ALL_PASS));
+    for w in &out.wire {
+        assert!(
+            w.streamed && w.full_history && w.threads_refused >= 1,
+            "{w:?}"
+        );
+        assert!(w.finished && w.malformed.is_empty(), "{w:?}");
+    }
+}
+
+/// A planted flaw caught end to end: the app runs a handler that joins `..` paths naively.
+#[test]
+fn a_flawed_handler_in_the_app_is_unsafe() {
+    let handler = root().join("fixtures/handlers/escape_dotdot.py");
+    let cmd = app(&format!(
+        "--no-thread --handler {}:NaiveJoinMemoryTool",
+        handler.display()
+    ));
+    let (recs, _) = run(
+        &cmd,
+        &["traversal-refused"],
+        Threads::Accept,
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        verdicts(&recs),
+        want([("app/traversal-refused", Verdict::Unsafe)])
+    );
+    let kinds: Vec<&str> = recs[0].findings.iter().map(|f| f.kind.as_str()).collect();
+    assert!(kinds.contains(&"outside-read"), "{kinds:?}");
+    assert!(kinds.contains(&"outside-changed"), "{kinds:?}");
+}
+
+fn misbehave(mode: &str, timeout: Duration) -> CaseRecord {
+    let script = root().join("fixtures/apps/misbehave.py");
+    let cmd = format!("python3 {} {mode}", script.display());
+    let (mut recs, _) = run(&cmd, &["two-tool-uses"], Threads::Accept, timeout);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0].verdict, Verdict::Error, "{mode}: {:?}", recs[0]);
+    recs.remove(0)
+}
+
+fn details(r: &CaseRecord) -> String {
+    r.findings
+        .iter()
+        .map(|f| format!("{} {}: {}", f.verdict, f.kind, f.detail))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_hung_app_is_killed_at_the_time_limit() {
+    let started = std::time::Instant::now();
+    let r = misbehave("hang", Duration::from_millis(1500));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let d = details(&r);
+    assert!(
+        d.contains("did not finish the conversation within 1.5s (0 request(s), 0 tool_result(s) received); its process group was killed"),
+        "{d}"
+    );
+}
+
+#[test]
+fn an_app_that_never_calls_or_quits_early_is_an_error() {
+    let d = details(&misbehave("exit", Duration::from_secs(20)));
+    assert!(
+        d.contains("the app exited with status 3 without calling the Messages API"),
+        "{d}"
+    );
+    let d = details(&misbehave("quit-early", Duration::from_secs(20)));
+    assert!(
+        d.contains("the app exited with status 0 before the conversation ended (1 request(s), 0 tool_result(s) received)"),
+        "{d}"
+    );
+}
+
+#[test]
+fn malformed_requests_get_a_400_and_an_error() {
+    let r = misbehave("malformed", Duration::from_secs(20));
+    let d = details(&r);
+    assert!(d.contains("ERROR malformed-request: the app sent a request the mock refused: memcert mock: tool_use_id \"toolu_invented\" was not issued"), "{d}");
+}
+
+#[test]
+fn transcripts_load_from_a_folder_with_clear_errors() {
+    let all = Transcript::load_dir(&root().join("fixtures/transcripts")).unwrap();
+    assert_eq!(all.len(), 4);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.json"), "{\"format\": 1}").unwrap();
+    let e = Transcript::load_dir(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{}: invalid type",
+            dir.path().join("bad.json").display()
+        )),
+        "{e}"
+    );
+    let e = Transcript::load_dir(Path::new("/nonexistent-memcert"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "cannot read /nonexistent-memcert");
+}
