@@ -115,6 +115,9 @@ pub struct Reference {
     root: Dir,
     profile: Profile,
     options: Options,
+    /// Set by [`Handler::reset`] over a store root that is a symlink (B10): every command is
+    /// refused with this reason until the next reset.
+    unavailable: Option<String>,
 }
 
 /// Why a walk to a parent directory stopped.
@@ -223,6 +226,7 @@ impl Reference {
             root,
             profile,
             options,
+            unavailable: None,
         }
     }
 
@@ -811,21 +815,46 @@ impl Reference {
 
 impl Handler for Reference {
     fn apply(&mut self, input: &Value) -> ToolResult {
-        let outcome = self.outcome(input);
+        let outcome = match &self.unavailable {
+            // No store: every command refused, naming its path (as `InProcess::reference`).
+            Some(why) => Outcome::IoError {
+                path: ["path", "old_path"]
+                    .iter()
+                    .find_map(|k| input.get(k).and_then(Value::as_str))
+                    .unwrap_or("/memories")
+                    .to_owned(),
+                kind: why.clone(),
+            },
+            None => self.outcome(input),
+        };
         ToolResult {
             content: Content::Text(render(self.profile, &outcome)),
             is_error: outcome.is_error(),
         }
     }
 
-    /// Reopen over `memories_dir` with the same profile and options (refusing a symlinked
-    /// root, B10, as [`Reference::open_ambient`] does).
+    /// Reopen over `memories_dir` with the same profile and options. A store root that is a
+    /// symbolic link is not opened (B10, as [`Reference::open_ambient`]): the reset succeeds and
+    /// every command is refused with the reason until the next reset, as an application that
+    /// keeps running without its store would answer.
+    ///
+    /// # Errors
+    /// Any other failure to open the store.
     fn reset(
         &mut self,
         _base_dir: &std::path::Path,
         memories_dir: &std::path::Path,
     ) -> io::Result<()> {
-        *self = Reference::open_ambient(memories_dir, self.profile, self.options)?;
+        match Reference::open_ambient(memories_dir, self.profile, self.options) {
+            Ok(h) => *self = h,
+            Err(e)
+                if std::fs::symlink_metadata(memories_dir)
+                    .is_ok_and(|m| m.file_type().is_symlink()) =>
+            {
+                self.unavailable = Some(e.to_string());
+            }
+            Err(e) => return Err(e),
+        }
         Ok(())
     }
 }
