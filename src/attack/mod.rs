@@ -6,3 +6,4 @@ pub mod fuzz;
 pub mod oracle;
 pub mod payloads;
 pub mod sandbox;
+pub mod sequence;
