@@ -52,6 +52,38 @@ fn tool_input_seeds_and_regressions() {
 }
 
 #[test]
+fn command_sequence_seeds_and_regressions() {
+    let seeds = inputs("seeds", "command_sequence");
+    assert!(
+        seeds.len() >= 50,
+        "the seed corpus is missing: run `cargo test --test fuzz_regressions -- --ignored write_command_sequence_seeds`"
+    );
+    for (_, data) in seeds
+        .iter()
+        .chain(&inputs("regressions", "command_sequence"))
+    {
+        fuzz::command_sequence(data);
+    }
+}
+
+/// Regenerates `fuzz/seeds/command_sequence/` (deterministic: a fixed-seed RNG, kept while
+/// they reach new (command, outcome) pairs; see `attack::sequence::seed_inputs`). Commit the
+/// result. Also run by `scripts/make-fuzz-seeds.sh`.
+#[test]
+#[ignore = "writes fuzz/seeds/command_sequence/"]
+fn write_command_sequence_seeds() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/command_sequence");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut harness = memcert::attack::sequence::Harness::new_unchecked().unwrap();
+    let seeds = memcert::attack::sequence::seed_inputs(&mut harness, 200);
+    for (i, data) in seeds.iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i:03}")), data).unwrap();
+    }
+    println!("{} seeds", seeds.len());
+}
+
+#[test]
 fn b16_encoded_nul_after_dotdot() {
     // See: known-bugs B16, B19. `..%00` decodes to `..` plus a NUL that C truncates.
     fuzz::vpath(b"/memories/..%00/x");
@@ -103,7 +135,8 @@ fn a_cut_short_echo_of_an_unknown_command_is_not_a_disclosure() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    let input = serde_json::json!({"command": {"command": format!("dees//ou/{name}/{}", ".".repeat(80))}});
+    let input =
+        serde_json::json!({"command": {"command": format!("dees//ou/{name}/{}", ".".repeat(80))}});
     assert!(fuzz::tool_input_value(&input));
 }
 
@@ -114,7 +147,10 @@ fn a_host_path_the_input_did_not_hold_is_a_disclosure() {
     let result = std::panic::catch_unwind(|| {
         fuzz::assert_no_host_path(
             &serde_json::json!({"command": "view", "path": "/memories/x"}),
-            &format!("{}/memories/x: not found", fuzz::fuzz_store_path().display()),
+            &format!(
+                "{}/memories/x: not found",
+                fuzz::fuzz_store_path().display()
+            ),
         )
     });
     assert!(result.is_err());
