@@ -33,6 +33,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -613,8 +614,7 @@ impl Harness {
                 break;
             }
         }
-        let mut disk = BTreeMap::new();
-        store_tree_unchecked(self.sandbox.root(), Path::new(""), &mut disk)?;
+        let disk = store_tree_unchecked(&self.root)?;
         let model_tree = model
             .paths()
             .into_iter()
@@ -790,30 +790,37 @@ impl OutsideWatch {
     }
 }
 
-/// Every entry under `dir` (paths relative to the store root), links not followed.
-fn store_tree_unchecked(
-    dir: &Path,
-    rel: &Path,
-    out: &mut BTreeMap<PathBuf, Node>,
-) -> io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        let rel = rel.join(entry.file_name());
-        let ft = entry.file_type()?;
-        let node = if ft.is_dir() {
-            store_tree_unchecked(&path, &rel, out)?;
-            Node::Dir
-        } else if ft.is_symlink() {
-            Node::Symlink(std::fs::read_link(&path)?)
-        } else if ft.is_file() {
-            Node::File(std::fs::read(&path)?)
-        } else {
-            Node::Other
-        };
-        out.insert(rel, node);
+/// Every entry under the store root (paths relative to it), links not followed. The walk is
+/// breadth-first and handle-relative (`openat` without following links): a sequence can build a
+/// tree whose host paths are longer than `PATH_MAX`, and a chain of directories then holds one
+/// handle at a time.
+fn store_tree_unchecked(root: &cap_std::fs::Dir) -> io::Result<BTreeMap<PathBuf, Node>> {
+    use cap_fs_ext::DirExt;
+    let mut out = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([(root.try_clone()?, PathBuf::new())]);
+    while let Some((dir, rel)) = queue.pop_front() {
+        for entry in dir.entries()? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let path = rel.join(&name);
+            let ft = entry.file_type()?;
+            let node = if ft.is_dir() {
+                queue.push_back((dir.open_dir_nofollow(&name)?, path.clone()));
+                Node::Dir
+            } else if ft.is_symlink() {
+                let target = rustix::fs::readlinkat(&dir, name.as_os_str(), Vec::new())?;
+                Node::Symlink(PathBuf::from(std::ffi::OsString::from_vec(
+                    target.into_bytes(),
+                )))
+            } else if ft.is_file() {
+                Node::File(dir.read(&name)?)
+            } else {
+                Node::Other
+            };
+            out.insert(path, node);
+        }
     }
-    Ok(())
+    Ok(out)
 }
 
 fn link_entry(target: &Path) -> Entry {
