@@ -224,8 +224,7 @@ fn a_store_deeper_than_path_max_is_walked_by_handle() {
     .unwrap();
     let seq = memcert::attack::sequence::decode(&data).unwrap();
     let trial = fuzz::command_sequence_value(&seq);
-    let deepest = trial
-        .disk
+    let deepest = memcert::handler::model::paths(&trial.disk)
         .keys()
         .map(|p| p.as_os_str().len())
         .max()

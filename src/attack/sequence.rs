@@ -10,9 +10,9 @@
 //! `..`, percent-encoded dots and separators, backslash, look-alike dots and slashes, NUL, names
 //! near the 255-byte limit, and an arbitrary raw string.
 //!
-//! [`Harness::run`] clears the store, plants the layout on disk and in a
-//! [`Model`](crate::handler::model::Model), sends every command to both and records a
-//! [`Trial`]; [`Trial::check`] then asserts, in order:
+//! [`Harness::run`] plants the layout in a [`Model`](crate::handler::model::Model) and makes the
+//! store on disk hold the same (from what the last run left, known from its walk, or from an
+//! empty store), sends every command to both and records a [`Trial`]; [`Trial::check`] then asserts, in order:
 //! 1. no reply of the reference holds the canary token or a host path that the model's reply
 //!    to the same command does not hold (the model knows neither, so those came from the
 //!    inputs, e.g. a fuzzer that learnt the store's random name);
@@ -24,8 +24,9 @@
 //!    compared with the first one.
 //!
 //! Speed (the fuzz target's budget is about 2,000 inputs a second on one core): the sandbox is
-//! made once per process and only its store is cleared and planted per input; the outside is
-//! checked with one non-blocking inotify read, not a walk; the store is walked by handle.
+//! made once per process; per input only what differs from the last run's store is removed and
+//! planted; the outside is checked with one non-blocking inotify read, not a walk; the store is
+//! walked once, by handle.
 //!
 //! The model is exact on tmpfs ([`DirSizes::Tmpfs`]), where the harness puts the store when
 //! `/dev/shm` exists; elsewhere directories are assumed to keep the size of an empty one (true
@@ -40,16 +41,15 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::ffi::OsStringExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
 use super::sandbox::{Node, Sandbox, Tree};
-use crate::handler::model::{DirSizes, Entry, Model};
+use crate::handler::model::{paths, Dir as ModelDir, DirSizes, Entry, Model};
 use crate::handler::reference::{Options, Reference};
 use crate::handler::Handler;
 use crate::protocol::{Command, ToolResult};
-use crate::suite::Fs;
 use crate::text::{OutcomeKind, Profile};
 
 /// Most commands of a sequence that are run; the rest are ignored.
@@ -388,10 +388,12 @@ pub struct Exchange {
 pub struct Trial {
     /// Every command sent, in order.
     pub exchanges: Vec<Exchange>,
-    /// The store after the run, walked without following links (relative paths).
-    pub disk: BTreeMap<PathBuf, Node>,
-    /// The model's tree after the run, in the same shape.
-    pub model: BTreeMap<PathBuf, Node>,
+    /// The store after the run, walked without following links, in the model's terms (a
+    /// regular file with more than one link is [`Entry::HardLinked`], a FIFO, socket or device
+    /// [`Entry::Special`]).
+    pub disk: ModelDir,
+    /// The model's tree after the run.
+    pub model: ModelDir,
     /// Changes outside the store since the harness was made, in words.
     pub outside_changes: Vec<String>,
     /// Host path spellings and the canary token: no reply may hold one the model's does not.
@@ -450,20 +452,24 @@ impl Trial {
     /// # Errors
     /// The first path that differs, in words.
     pub fn check_tree(&self) -> Result<(), String> {
-        if self.uncovered.is_some() {
+        if self.uncovered.is_some() || self.disk == self.model {
             return Ok(());
         }
-        let paths = self.disk.keys().chain(self.model.keys());
-        for p in paths {
-            let (d, m) = (self.disk.get(p), self.model.get(p));
-            if d != m {
+        let (disk, model) = (paths(&self.disk), paths(&self.model));
+        for p in disk.keys().chain(model.keys()) {
+            let (d, m) = (disk.get(p), model.get(p));
+            let same = match (d, m) {
+                (Some(Entry::Dir(_)), Some(Entry::Dir(_))) => true,
+                _ => d == m,
+            };
+            if !same {
                 return Err(format!(
                     "the store differs from the model at {}: disk {d:?}, model {m:?}",
                     p.display()
                 ));
             }
         }
-        Ok(())
+        unreachable!("two different trees differ at some path")
     }
 
     /// Check 4: nothing outside the store changed.
@@ -494,7 +500,7 @@ impl Trial {
 }
 
 /// The store a run happens in: a [`Sandbox`] (canaries around the root) made once, its store
-/// cleared between runs.
+/// reset to each run's layout.
 ///
 /// Nothing outside the store may change: the harness watches every folder and file around it
 /// with inotify (one non-blocking read after a run: creations, deletions, renames, writes) and,
@@ -507,6 +513,8 @@ pub struct Harness {
     watch: Option<OutsideWatch>,
     secrets: Vec<String>,
     hard_sources: BTreeMap<&'static str, Vec<u8>>,
+    /// The store as the last run's walk left it (`None`: unknown, clear it all).
+    last: Option<ModelDir>,
     dir_sizes: DirSizes,
     options: Options,
 }
@@ -566,6 +574,7 @@ impl Harness {
             watch,
             secrets,
             hard_sources,
+            last: None,
             dir_sizes,
             options: Options {
                 fsync: false,
@@ -594,14 +603,16 @@ impl Harness {
     /// An I/O error of clearing or planting the store (a harness fault).
     pub fn run(&mut self, seq: &Sequence) -> io::Result<Trial> {
         let profile = Profile::ALL[seq.profile as usize % Profile::ALL.len()];
-        self.clear_store_unchecked()?;
         let mut model = Model::new(profile, self.options, self.dir_sizes);
-        let mut made = Vec::new();
         for (i, item) in LAYOUT.iter().enumerate() {
             if seq.layout & (1 << i) != 0 {
-                self.plant_unchecked(&mut model, item, &mut made)?;
+                let (path, entry) = self.entry_of(item);
+                model
+                    .plant(path, entry)
+                    .map_err(|e| io::Error::other(e.to_string()))?;
             }
         }
+        self.reset_unchecked(model.root())?;
         let mut reference = Reference::new(self.root.try_clone()?, profile, self.options);
         let mut exchanges = Vec::new();
         let mut uncovered = None;
@@ -620,12 +631,12 @@ impl Harness {
                 break;
             }
         }
-        let disk = store_tree_unchecked(&self.root)?;
-        let model_tree = model
-            .paths()
-            .into_iter()
-            .map(|(p, e)| (p, node_of(e)))
-            .collect();
+        let flags = rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::DIRECTORY
+            | rustix::fs::OFlags::CLOEXEC;
+        let root = rustix::fs::openat(&self.root, ".", flags, rustix::fs::Mode::empty())?;
+        let disk = walk_store(rustix::fs::Dir::new(root)?)?;
+        self.last = Some(disk.clone());
         let changed = match &self.watch {
             Some(w) => w.changed(),
             None => true,
@@ -642,11 +653,59 @@ impl Harness {
         Ok(Trial {
             exchanges,
             disk,
-            model: model_tree,
+            model: model.into_root(),
             outside_changes,
             secrets: self.secrets.clone(),
             uncovered,
         })
+    }
+
+    /// Make the store hold `want`: from what the last run left (known from its walk), remove
+    /// what differs and plant what is missing; when that is unknown or fails, clear the store
+    /// and plant everything. Hard links are always planted anew (the walk sees a link count,
+    /// not which inode it is).
+    fn reset_unchecked(&mut self, want: &ModelDir) -> io::Result<()> {
+        let root = self.sandbox.root().to_path_buf();
+        if let Some(have) = self.last.take() {
+            if self.sync_unchecked(&root, want, &have).is_ok() {
+                return Ok(());
+            }
+        }
+        self.clear_store_unchecked()?;
+        self.sync_unchecked(&root, want, &ModelDir::new())
+    }
+
+    /// Turn the folder `host`, which holds `have`, into one holding `want`.
+    fn sync_unchecked(&self, host: &Path, want: &ModelDir, have: &ModelDir) -> io::Result<()> {
+        for (name, entry) in have {
+            let keep = match (entry, want.get(name)) {
+                (Entry::Dir(_), Some(Entry::Dir(_))) | (Entry::Special, Some(Entry::Special)) => {
+                    true
+                }
+                (Entry::File(a), Some(Entry::File(b))) => a == b,
+                (Entry::Symlink(a), Some(Entry::Symlink(b))) => a == b,
+                _ => false,
+            };
+            if !keep {
+                let p = host.join(name);
+                if matches!(entry, Entry::Dir(_)) {
+                    std::fs::remove_dir_all(p)?;
+                } else {
+                    std::fs::remove_file(p)?;
+                }
+            }
+        }
+        for (name, entry) in want {
+            let p = host.join(name);
+            match (entry, have.get(name)) {
+                (Entry::Dir(w), Some(Entry::Dir(h))) => self.sync_unchecked(&p, w, h)?,
+                (Entry::Special, Some(Entry::Special)) => {}
+                (Entry::File(a), Some(Entry::File(b))) if a == b => {}
+                (Entry::Symlink(a), Some(Entry::Symlink(b))) if a == b => {}
+                _ => self.plant_unchecked(&p, entry)?,
+            }
+        }
+        Ok(())
     }
 
     /// Remove everything in the store root (links removed, never followed).
@@ -662,81 +721,55 @@ impl Harness {
         Ok(())
     }
 
-    /// Plant one item on disk (parents made once per run, `made` remembers them) and in the
-    /// model.
-    fn plant_unchecked(
-        &self,
-        model: &mut Model,
-        item: &Plant,
-        made: &mut Vec<PathBuf>,
-    ) -> io::Result<()> {
-        let path = match *item {
-            Plant::Dir(p)
-            | Plant::File(p, _)
-            | Plant::LinkInside(p, _)
-            | Plant::LinkOutside(p, _)
-            | Plant::LinkRaw(p, _)
-            | Plant::Fifo(p)
-            | Plant::HardLinkOutside(p, _) => p,
-        };
-        let host = self.sandbox.host_unchecked(path);
-        let mut parent = host.parent();
-        let mut missing = Vec::new();
-        while let Some(p) = parent {
-            if p == self.sandbox.root() || made.iter().any(|m| m == p) {
-                break;
-            }
-            missing.push(p.to_path_buf());
-            parent = p.parent();
-        }
-        for dir in missing.into_iter().rev() {
-            std::fs::create_dir(&dir)?;
-            made.push(dir);
-        }
+    /// The virtual path and model entry of a layout item.
+    fn entry_of(&self, item: &Plant) -> (&'static str, Entry) {
         let outside = self.sandbox.base().join("outside");
-        let entry = match *item {
-            Plant::Dir(_) => {
-                if !made.contains(&host) {
-                    std::fs::create_dir(&host)?;
-                    made.push(host);
+        match *item {
+            Plant::Dir(p) => (p, Entry::Dir(ModelDir::new())),
+            Plant::File(p, bytes) => (p, Entry::File(bytes.to_vec())),
+            Plant::LinkInside(p, to) => (p, link_entry(&self.sandbox.host_unchecked(to))),
+            Plant::LinkOutside(p, "") => (p, link_entry(&outside)),
+            Plant::LinkOutside(p, rel) => (p, link_entry(&outside.join(rel))),
+            Plant::LinkRaw(p, text) => (p, Entry::Symlink(text.into())),
+            Plant::Fifo(p) => (p, Entry::Special),
+            Plant::HardLinkOutside(p, name) => (
+                p,
+                Entry::HardLinked(self.hard_sources.get(name).cloned().unwrap_or_default()),
+            ),
+        }
+    }
+
+    /// Plant `entry` (a whole subtree for a directory) at the host path `host`.
+    fn plant_unchecked(&self, host: &Path, entry: &Entry) -> io::Result<()> {
+        match entry {
+            Entry::Dir(dir) => {
+                std::fs::create_dir(host)?;
+                for (name, e) in dir {
+                    self.plant_unchecked(&host.join(name), e)?;
                 }
-                Entry::Dir(Default::default())
+                Ok(())
             }
-            Plant::File(_, bytes) => {
-                std::fs::write(&host, bytes)?;
-                Entry::File(bytes.to_vec())
+            Entry::File(bytes) => std::fs::write(host, bytes),
+            Entry::Symlink(target) => std::os::unix::fs::symlink(target, host),
+            Entry::Special => rustix::fs::mknodat(
+                rustix::fs::CWD,
+                host,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o600),
+                0,
+            )
+            .map_err(io::Error::from),
+            Entry::HardLinked(bytes) => {
+                // The outside canary with these bytes (the layout plants one).
+                let name = self
+                    .hard_sources
+                    .iter()
+                    .find(|(_, b)| *b == bytes)
+                    .map(|(n, _)| *n)
+                    .ok_or_else(|| io::Error::other("no outside file holds these bytes"))?;
+                std::fs::hard_link(self.sandbox.base().join("outside").join(name), host)
             }
-            Plant::LinkInside(_, to) => {
-                let target = self.sandbox.host_unchecked(to);
-                std::os::unix::fs::symlink(&target, &host)?;
-                link_entry(&target)
-            }
-            Plant::LinkOutside(_, rel) => {
-                let target = if rel.is_empty() {
-                    outside
-                } else {
-                    outside.join(rel)
-                };
-                std::os::unix::fs::symlink(&target, &host)?;
-                link_entry(&target)
-            }
-            Plant::LinkRaw(_, text) => {
-                std::os::unix::fs::symlink(text, &host)?;
-                Entry::Symlink(text.into())
-            }
-            Plant::Fifo(_) => {
-                self.sandbox
-                    .plant_unchecked(&Fs::Fifo { path: path.into() })?;
-                Entry::Special
-            }
-            Plant::HardLinkOutside(_, name) => {
-                std::fs::hard_link(outside.join(name), &host)?;
-                Entry::HardLinked(self.hard_sources.get(name).cloned().unwrap_or_default())
-            }
-        };
-        model
-            .plant(path, entry)
-            .map_err(|e| io::Error::other(e.to_string()))
+        }
     }
 }
 
@@ -796,51 +829,66 @@ impl OutsideWatch {
     }
 }
 
-/// Every entry under the store root (paths relative to it), links not followed. The walk is
-/// breadth-first and handle-relative (`openat` without following links): a sequence can build a
-/// tree whose host paths are longer than `PATH_MAX`, and a chain of directories then holds one
-/// handle at a time.
-fn store_tree_unchecked(root: &cap_std::fs::Dir) -> io::Result<BTreeMap<PathBuf, Node>> {
-    use cap_fs_ext::DirExt;
-    let mut out = BTreeMap::new();
-    let mut queue = std::collections::VecDeque::from([(root.try_clone()?, PathBuf::new())]);
-    while let Some((dir, rel)) = queue.pop_front() {
-        for entry in dir.entries()? {
-            let entry = entry?;
-            let name = entry.file_name();
-            let path = rel.join(&name);
-            let ft = entry.file_type()?;
-            let node = if ft.is_dir() {
-                queue.push_back((dir.open_dir_nofollow(&name)?, path.clone()));
-                Node::Dir
-            } else if ft.is_symlink() {
-                let target = rustix::fs::readlinkat(&dir, name.as_os_str(), Vec::new())?;
-                Node::Symlink(PathBuf::from(std::ffi::OsString::from_vec(
-                    target.into_bytes(),
-                )))
-            } else if ft.is_file() {
-                Node::File(dir.read(&name)?)
-            } else {
-                Node::Other
-            };
-            out.insert(path, node);
+/// Every entry of the directory `dir` reads, links not followed, in the model's terms (a
+/// regular file with more than one link is [`Entry::HardLinked`]). Handle-relative (`openat`
+/// with `O_NOFOLLOW` from the directory's own handle): a sequence can build a tree whose host
+/// paths are longer than `PATH_MAX`.
+fn walk_store(mut dir: rustix::fs::Dir) -> io::Result<ModelDir> {
+    use rustix::fs::{openat, readlinkat, statat, AtFlags, FileType, Mode, OFlags};
+    let mut names = Vec::new();
+    for entry in &mut dir {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            names.push((
+                std::ffi::OsString::from_vec(name.to_vec()),
+                entry.file_type(),
+            ));
         }
+    }
+    let fd = dir.fd()?;
+    let mut out = ModelDir::new();
+    for (name, mut ft) in names {
+        if ft == FileType::Unknown {
+            ft = FileType::from_raw_mode(statat(fd, &name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode);
+        }
+        let entry = match ft {
+            FileType::Directory => {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                let sub = openat(fd, &name, flags, Mode::empty())?;
+                Entry::Dir(walk_store(rustix::fs::Dir::new(sub)?)?)
+            }
+            FileType::Symlink => {
+                let target = readlinkat(fd, &name, Vec::new())?;
+                Entry::Symlink(String::from_utf8_lossy(target.as_bytes()).into_owned())
+            }
+            FileType::RegularFile => {
+                let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+                let mut file = std::fs::File::from(openat(fd, &name, flags, Mode::empty())?);
+                let links = rustix::fs::fstat(&file)?.st_nlink;
+                let mut bytes = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    match io::Read::read(&mut file, &mut buf)? {
+                        0 => break,
+                        n => bytes.extend_from_slice(&buf[..n]),
+                    }
+                }
+                if links > 1 {
+                    Entry::HardLinked(bytes)
+                } else {
+                    Entry::File(bytes)
+                }
+            }
+            _ => Entry::Special,
+        };
+        out.insert(name.to_string_lossy().into_owned(), entry);
     }
     Ok(out)
 }
 
 fn link_entry(target: &Path) -> Entry {
     Entry::Symlink(target.to_string_lossy().into_owned())
-}
-
-/// The sandbox's view of a model entry.
-fn node_of(e: &Entry) -> Node {
-    match e {
-        Entry::File(b) | Entry::HardLinked(b) => Node::File(b.clone()),
-        Entry::Dir(_) => Node::Dir,
-        Entry::Symlink(t) => Node::Symlink(PathBuf::from(t)),
-        Entry::Special => Node::Other,
-    }
 }
 
 /// What differs between two walks, in words (path and both sides).
@@ -946,4 +994,85 @@ pub fn seed_inputs(harness: &mut Harness, count: usize) -> Vec<Vec<u8>> {
         }
     }
     kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A random sequence from a fixed-seed RNG, over the fixed names mostly.
+    fn random_sequence(rng: &mut fastrand::Rng) -> Sequence {
+        let path = |rng: &mut fastrand::Rng| PathSpec {
+            rooted: true,
+            tokens: (0..rng.usize(1..4))
+                .map(|_| match rng.u8(..10) {
+                    0 => PathToken::LongName(rng.u8(..)),
+                    1 => PathToken::Slash,
+                    _ => PathToken::Name(rng.u8(..)),
+                })
+                .collect(),
+        };
+        let commands = (0..rng.usize(1..=MAX_COMMANDS))
+            .map(|_| {
+                let text = TextSpec::Fixed(rng.u8(..));
+                match rng.u8(..6) {
+                    0 => CommandSpec::View {
+                        path: path(rng),
+                        range: None,
+                    },
+                    1 => CommandSpec::Create {
+                        path: path(rng),
+                        text,
+                    },
+                    2 => CommandSpec::StrReplace {
+                        path: path(rng),
+                        old: TextSpec::Fixed(rng.u8(..)),
+                        new: text,
+                    },
+                    3 => CommandSpec::Insert {
+                        path: path(rng),
+                        line: rng.i8(-1..4),
+                        text,
+                    },
+                    4 => CommandSpec::Delete { path: path(rng) },
+                    _ => CommandSpec::Rename {
+                        old: path(rng),
+                        new: path(rng),
+                    },
+                }
+            })
+            .collect();
+        Sequence {
+            layout: rng.u16(..),
+            profile: rng.u8(..3),
+            commands,
+        }
+    }
+
+    /// The reset from what the last run left gives exactly the store a reset from empty gives:
+    /// after each run, reset to the next layout and walk the store.
+    #[test]
+    fn a_reset_from_the_last_store_plants_exactly_the_layout() {
+        let mut h = Harness::new_unchecked().unwrap();
+        let mut rng = fastrand::Rng::with_seed(0x7265_7365);
+        for _ in 0..300 {
+            let seq = random_sequence(&mut rng);
+            let trial = h.run(&seq).unwrap();
+            trial.check().unwrap();
+            let next = random_sequence(&mut rng);
+            let mut model = Model::new(Profile::Docs, h.options, h.dir_sizes);
+            for (i, item) in LAYOUT.iter().enumerate() {
+                if next.layout & (1 << i) != 0 {
+                    let (path, entry) = h.entry_of(item);
+                    model.plant(path, entry).unwrap();
+                }
+            }
+            h.reset_unchecked(model.root()).unwrap();
+            let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY;
+            let root = rustix::fs::openat(&h.root, ".", flags, rustix::fs::Mode::empty()).unwrap();
+            let disk = walk_store(rustix::fs::Dir::new(root).unwrap()).unwrap();
+            assert_eq!(&disk, model.root(), "after {seq:?}");
+            h.last = Some(disk);
+        }
+    }
 }

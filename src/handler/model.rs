@@ -187,20 +187,14 @@ impl Model {
     }
 
     /// Every entry below the root, keyed by its path relative to the root (`d/b.txt`), in
-    /// sorted order: the shape a walk of the store on disk gives.
+    /// sorted order (see [`paths`]).
     pub fn paths(&self) -> BTreeMap<PathBuf, &Entry> {
-        fn walk<'a>(dir: &'a Dir, prefix: &Path, out: &mut BTreeMap<PathBuf, &'a Entry>) {
-            for (name, entry) in dir {
-                let path = prefix.join(name);
-                if let Entry::Dir(sub) = entry {
-                    walk(sub, &path, out);
-                }
-                out.insert(path, entry);
-            }
-        }
-        let mut out = BTreeMap::new();
-        walk(&self.root, Path::new(""), &mut out);
-        out
+        paths(&self.root)
+    }
+
+    /// The root directory's entries, taking the model apart.
+    pub fn into_root(self) -> Dir {
+        self.root
     }
 
     /// `Some(why)` once a command did something the model does not follow exactly (see the
@@ -593,6 +587,23 @@ impl Handler for Model {
     fn apply(&mut self, input: &Value) -> ToolResult {
         reply(self.profile, &self.outcome(input))
     }
+}
+
+/// Every entry below `dir`, keyed by its path relative to `dir` (`d/b.txt`), in sorted order:
+/// the shape a walk of a folder on disk gives.
+pub fn paths(dir: &Dir) -> BTreeMap<PathBuf, &Entry> {
+    fn walk<'a>(dir: &'a Dir, prefix: &Path, out: &mut BTreeMap<PathBuf, &'a Entry>) {
+        for (name, entry) in dir {
+            let path = prefix.join(name);
+            if let Entry::Dir(sub) = entry {
+                walk(sub, &path, out);
+            }
+            out.insert(path, entry);
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, Path::new(""), &mut out);
+    out
 }
 
 /// The outcome of a failed walk: a missing or file parent is the command's "not found".
