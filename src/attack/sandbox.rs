@@ -61,21 +61,20 @@ impl Sandbox {
     /// # Errors
     /// Any I/O error of the layout (a harness fault: the case is ERROR).
     pub fn create_unchecked(setup: &[Fs]) -> io::Result<Sandbox> {
-        Sandbox::create_in_unchecked(&std::env::temp_dir(), setup)
+        Sandbox::create_in_unchecked(&std::env::temp_dir(), "memcert-", setup)
     }
 
     /// [`Sandbox::create_unchecked`] with the run folder made in `parent` (a tmpfs such as
-    /// `/dev/shm` for fuzzing, which writes a lot).
+    /// `/dev/shm` for fuzzing, which writes a lot) and named `prefix` plus six random
+    /// characters.
     ///
     /// # Ambient authority
     /// Creates a temp dir in `parent` and writes into it by host path.
     ///
     /// # Errors
     /// Any I/O error of the layout.
-    pub fn create_in_unchecked(parent: &Path, setup: &[Fs]) -> io::Result<Sandbox> {
-        let dir = tempfile::Builder::new()
-            .prefix("memcert-")
-            .tempdir_in(parent)?;
+    pub fn create_in_unchecked(parent: &Path, prefix: &str, setup: &[Fs]) -> io::Result<Sandbox> {
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
         let run = dir.path().to_path_buf();
         let base = run.join("base");
         let root = base.join("memories");

@@ -528,14 +528,21 @@ impl Harness {
     ///
     /// # Errors
     /// Any I/O error of laying it out.
+    ///
+    /// A fuzz process never drops its harness (libFuzzer ends with `exit`), so its sandbox
+    /// stays behind; the folder is named after the process (`memcert-seq-<pid>-XXXXXX`), and a
+    /// new harness first removes those of processes that are gone.
     pub fn new_unchecked() -> io::Result<Harness> {
         let shm = Path::new("/dev/shm");
         if shm.is_dir() {
+            remove_stale_unchecked(shm);
             if let Ok(h) = Harness::in_unchecked(shm) {
                 return Ok(h);
             }
         }
-        Harness::in_unchecked(&std::env::temp_dir())
+        let tmp = std::env::temp_dir();
+        remove_stale_unchecked(&tmp);
+        Harness::in_unchecked(&tmp)
     }
 
     /// A harness with its sandbox in `parent`.
@@ -546,7 +553,8 @@ impl Harness {
     /// # Errors
     /// Any I/O error of laying it out.
     pub fn in_unchecked(parent: &Path) -> io::Result<Harness> {
-        let sandbox = Sandbox::create_in_unchecked(parent, &[])?;
+        let prefix = format!("{STALE_PREFIX}{}-", std::process::id());
+        let sandbox = Sandbox::create_in_unchecked(parent, &prefix, &[])?;
         let root =
             cap_std::fs::Dir::open_ambient_dir(sandbox.root(), cap_std::ambient_authority())?;
         let mut hard_sources = BTreeMap::new();
@@ -769,6 +777,39 @@ impl Harness {
                     .ok_or_else(|| io::Error::other("no outside file holds these bytes"))?;
                 std::fs::hard_link(self.sandbox.base().join("outside").join(name), host)
             }
+        }
+    }
+}
+
+/// Start of the harness's sandbox names: `memcert-seq-<pid>-XXXXXX`.
+const STALE_PREFIX: &str = "memcert-seq-";
+
+/// Remove the sandboxes in `parent` left by harnesses of processes that are gone (best effort;
+/// a folder whose process still runs, or whose name does not parse, is left alone).
+///
+/// # Ambient authority
+/// Lists `parent` and removes folders in it by host path (links in them are not followed).
+fn remove_stale_unchecked(parent: &Path) {
+    // Without /proc no process can be known gone.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(STALE_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let gone = !Path::new("/proc").join(pid.to_string()).exists();
+        if gone && pid != std::process::id() && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }
