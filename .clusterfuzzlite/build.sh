@@ -3,7 +3,7 @@
 # and dictionary in the OSS-Fuzz layout ($OUT/<target>, <target>_seed_corpus.zip, <target>.dict).
 cd "$SRC/memcert"
 cargo fuzz build -O --debug-assertions
-for target in vpath tool_input; do
+for target in vpath tool_input command_sequence; do
   cp "fuzz/target/x86_64-unknown-linux-gnu/release/$target" "$OUT/"
   (cd "fuzz/seeds/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
   cp fuzz/dict/memory_paths.dict "$OUT/$target.dict"

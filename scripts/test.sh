@@ -38,7 +38,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked --version 0.13.2 --quiet
 fi
 cd fuzz
-for target in vpath tool_input; do
+for target in vpath tool_input command_sequence; do
   mkdir -p "corpus/$target"
   log="$(mktemp)"
   if ! cargo +nightly fuzz run "$target" "corpus/$target" "seeds/$target" -- \

@@ -3,7 +3,8 @@
 //!
 //! Floors, in data-flow order (a module imports only from floors below it):
 //! - [`protocol`], [`vpath`], [`text`]: wire types, the path grammar, every reply string;
-//! - [`handler`]: the [`handler::Handler`] trait and the cap-std [`handler::reference`] handler;
+//! - [`handler`]: the [`handler::Handler`] trait, the cap-std [`handler::reference`] handler and
+//!   its in-memory [`handler::model`];
 //! - [`attack`], [`suite`]: the canary oracle, the case catalog and verdicts (pure);
 //! - [`target`]: how to reach a handler under test (in-process, stdio protocol, Python adapter);
 //! - [`expected`]: the expected-failures list a run is judged against;

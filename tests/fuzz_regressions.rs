@@ -52,6 +52,38 @@ fn tool_input_seeds_and_regressions() {
 }
 
 #[test]
+fn command_sequence_seeds_and_regressions() {
+    let seeds = inputs("seeds", "command_sequence");
+    assert!(
+        seeds.len() >= 50,
+        "the seed corpus is missing: run `cargo test --test fuzz_regressions -- --ignored write_command_sequence_seeds`"
+    );
+    for (_, data) in seeds
+        .iter()
+        .chain(&inputs("regressions", "command_sequence"))
+    {
+        fuzz::command_sequence(data);
+    }
+}
+
+/// Regenerates `fuzz/seeds/command_sequence/` (deterministic: a fixed-seed RNG, kept while
+/// they reach new (command, outcome) pairs; see `attack::sequence::seed_inputs`). Commit the
+/// result. Also run by `scripts/make-fuzz-seeds.sh`.
+#[test]
+#[ignore = "writes fuzz/seeds/command_sequence/"]
+fn write_command_sequence_seeds() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/command_sequence");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut harness = memcert::attack::sequence::Harness::new_unchecked().unwrap();
+    let seeds = memcert::attack::sequence::seed_inputs(&mut harness, 200);
+    for (i, data) in seeds.iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i:03}")), data).unwrap();
+    }
+    println!("{} seeds", seeds.len());
+}
+
+#[test]
 fn b16_encoded_nul_after_dotdot() {
     // See: known-bugs B16, B19. `..%00` decodes to `..` plus a NUL that C truncates.
     fuzz::vpath(b"/memories/..%00/x");
@@ -122,4 +154,81 @@ fn a_host_path_the_input_did_not_hold_is_a_disclosure() {
         )
     });
     assert!(result.is_err());
+}
+
+/// A `command_sequence` input that creates `name` and lists the root.
+fn create_and_list(name: &str) -> memcert::attack::sequence::Sequence {
+    use memcert::attack::sequence::{CommandSpec, PathSpec, PathToken, Sequence, TextSpec};
+    let root = PathSpec {
+        rooted: true,
+        tokens: vec![],
+    };
+    let file = PathSpec {
+        rooted: true,
+        tokens: vec![PathToken::Slash, PathToken::Raw(name.to_owned())],
+    };
+    Sequence {
+        layout: 0,
+        profile: 0,
+        commands: vec![
+            CommandSpec::Create {
+                path: file,
+                text: TextSpec::Fixed(1),
+            },
+            CommandSpec::View {
+                path: root,
+                range: None,
+            },
+        ],
+    }
+}
+
+#[test]
+fn a_sequence_that_spells_its_sandbox_name_is_not_a_leak() {
+    // As in `a_listing_of_names_that_spell_the_host_path_is_not_a_disclosure` for tool_input: the
+    // fuzzer learns the sandbox's random name by tracing comparisons and creates a file named
+    // after it; the listing then shows the name. The model, which knows no host path, shows it
+    // too, so it came from the input.
+    let name = fuzz::sequence_sandbox_path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let trial = fuzz::command_sequence_value(&create_and_list(&name));
+    assert!(trial.exchanges[1].reference.text().contains(&name));
+}
+
+#[test]
+fn a_host_path_only_the_reference_shows_is_a_leak() {
+    // The leak rule must still fire when the reference's reply holds a secret (host path or
+    // canary token) that the model's reply to the same command does not.
+    let mut trial = fuzz::command_sequence_value(&create_and_list("plain.txt"));
+    assert!(trial.check().is_ok());
+    let secret = trial.secrets[0].clone();
+    trial.exchanges[1].reference = memcert::protocol::ToolResult::error(format!("{secret}/x"));
+    let why = trial.check_no_leak().unwrap_err();
+    assert!(why.contains("host path or canary"), "{why}");
+}
+
+#[test]
+fn a_store_deeper_than_path_max_is_walked_by_handle() {
+    // See: fuzz/regressions/command_sequence/store-deeper-than-path-max, found by `cargo fuzz run
+    // command_sequence` after 16 minutes: one create made a chain of directories whose host path
+    // (the sandbox's folder, then nearly 4,096 bytes of store path) is longer than PATH_MAX. The
+    // reference walks it handle by handle and answers as the model does; the harness's own walk
+    // of the store went by host path and failed with ENAMETOOLONG. It now walks by handle too.
+    let data = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/regressions/command_sequence/store-deeper-than-path-max"),
+    )
+    .unwrap();
+    let seq = memcert::attack::sequence::decode(&data).unwrap();
+    let trial = fuzz::command_sequence_value(&seq);
+    let deepest = memcert::handler::model::paths(&trial.disk)
+        .keys()
+        .map(|p| p.as_os_str().len())
+        .max()
+        .unwrap();
+    // Longer than PATH_MAX once the sandbox's own host path is put in front.
+    assert!(deepest > 4096 - 60, "{deepest}");
 }

@@ -1,12 +1,15 @@
 //! Fuzz logic, always compiled: the `cargo fuzz` targets under `fuzz/` are one-line glue around
 //! these functions, and `tests/fuzz_regressions.rs` replays the committed seeds and crash
 //! reproducers through the very same functions (style rule 14). Each function panics on a bug.
+//! `command_sequence`, which decodes its bytes with `arbitrary`, needs the `arbitrary`
+//! feature (the fuzz crate and `cargo test` turn it on); its logic is in [`super::sequence`].
 
 use std::sync::Mutex;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use super::sequence::{Harness, Sequence, Trial};
 use crate::handler::reference::{Options, Reference};
 use crate::handler::Handler;
 use crate::protocol::Command;
@@ -141,6 +144,47 @@ pub fn assert_no_host_path(input: &Value, reply_text: &str) {
     }
 }
 
+/// The `command_sequence` target's one harness (made on first use; its store is cleared between
+/// inputs, so every input starts from its own fresh layout).
+fn sequence_harness() -> &'static Mutex<Harness> {
+    static HARNESS: OnceLock<Mutex<Harness>> = OnceLock::new();
+    HARNESS.get_or_init(|| Mutex::new(Harness::new_unchecked().expect("sequence sandbox")))
+}
+
+/// Target `command_sequence`: bytes decoded (`arbitrary`) into a [`Sequence`] of up to 16
+/// commands over a planted store, run on the reference handler and on its in-memory model.
+/// Panics when a reply leaks a host path or the canary, when the two replies to a command
+/// differ, when the store on disk differs from the model's tree afterwards, or when anything
+/// outside the store changed (see [`Trial::check`]). Input that does not decode is skipped.
+#[cfg(feature = "arbitrary")]
+pub fn command_sequence(data: &[u8]) {
+    if let Some(seq) = super::sequence::decode(data) {
+        command_sequence_value(&seq);
+    }
+}
+
+/// `command_sequence` for a decoded sequence: run it on the target's harness and check it.
+///
+/// # Panics
+/// On a failed check (with the sequence in the message) or a harness I/O error.
+pub fn command_sequence_value(seq: &Sequence) -> Trial {
+    let mut h = sequence_harness().lock().unwrap_or_else(|e| e.into_inner());
+    let trial = h
+        .run(seq)
+        .unwrap_or_else(|e| panic!("the sequence harness failed: {e}"));
+    drop(h);
+    if let Err(why) = trial.check() {
+        panic!("{why}\nsequence: {seq:#?}");
+    }
+    trial
+}
+
+/// Host path of the `command_sequence` target's sandbox (for replays that aim at it).
+pub fn sequence_sandbox_path() -> std::path::PathBuf {
+    let h = sequence_harness().lock().unwrap_or_else(|e| e.into_inner());
+    h.sandbox().run_dir().to_path_buf()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +261,21 @@ mod tests {
         }
         // The loop reaches the handler's real work, not only its refusals.
         assert!(successes > 100, "{successes}");
+    }
+
+    /// A fixed-seed smoke loop over `command_sequence`: random bytes, mostly small so they
+    /// decode into in-range choices.
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn command_sequence_smoke_with_a_fixed_seed() {
+        let mut rng = fastrand::Rng::with_seed(0x73657173);
+        let mut commands = 0;
+        for _ in 0..300 {
+            let data: Vec<u8> = (0..rng.usize(8..300)).map(|_| rng.u8(..24)).collect();
+            if let Some(seq) = super::super::sequence::decode(&data) {
+                commands += command_sequence_value(&seq).exchanges.len();
+            }
+        }
+        assert!(commands > 150, "{commands}");
     }
 }

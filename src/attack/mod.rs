@@ -7,3 +7,4 @@ pub mod oracle;
 pub mod payloads;
 pub mod sandbox;
 pub mod scenarios;
+pub mod sequence;

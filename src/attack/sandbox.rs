@@ -98,7 +98,20 @@ impl Sandbox {
     /// # Errors
     /// Any I/O error of the layout (a harness fault: the case is ERROR).
     pub fn create_unchecked(setup: &[Fs]) -> io::Result<Sandbox> {
-        let dir = tempfile::Builder::new().prefix("memcert-").tempdir()?;
+        Sandbox::create_in_unchecked(&std::env::temp_dir(), "memcert-", setup)
+    }
+
+    /// [`Sandbox::create_unchecked`] with the run folder made in `parent` (a tmpfs such as
+    /// `/dev/shm` for fuzzing, which writes a lot) and named `prefix` plus six random
+    /// characters.
+    ///
+    /// # Ambient authority
+    /// Creates a temp dir in `parent` and writes into it by host path.
+    ///
+    /// # Errors
+    /// Any I/O error of the layout.
+    pub fn create_in_unchecked(parent: &Path, prefix: &str, setup: &[Fs]) -> io::Result<Sandbox> {
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
         let run = dir.path().to_path_buf();
         Sandbox::lay_out_unchecked(RunDir::Temp(dir), run.join("base/memories"), setup)
     }
@@ -224,7 +237,15 @@ impl Sandbox {
         }
     }
 
-    fn plant_unchecked(&self, item: &Fs) -> io::Result<()> {
+    /// Plant one setup item in the store (parents created as needed), as
+    /// [`Sandbox::create_unchecked`] does for each item of its `setup`.
+    ///
+    /// # Ambient authority
+    /// Writes by host path under the store root (links are planted, never followed).
+    ///
+    /// # Errors
+    /// Any I/O error of planting it.
+    pub fn plant_unchecked(&self, item: &Fs) -> io::Result<()> {
         let parent_of = |p: &Path| -> io::Result<()> {
             if let Some(parent) = p.parent() {
                 std::fs::create_dir_all(parent)?;

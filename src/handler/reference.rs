@@ -61,9 +61,10 @@ use cap_std::fs::{Dir, DirBuilder, DirBuilderExt, MetadataExt, OpenOptions, Open
 use cap_std::{ambient_authority, fs::Metadata};
 use serde_json::Value;
 
+use super::pure::{inserted_text, parse, rename_paths, reply, str_replace_text, view_text};
 use super::Handler;
-use crate::protocol::{Command, Content, ToolResult};
-use crate::text::{render, ListEntry, Outcome, Profile, ReasonName, MAX_LINES};
+use crate::protocol::{Command, ToolResult};
+use crate::text::{ListEntry, Outcome, Profile};
 use crate::vpath::{forbidden_char, VPath};
 
 /// Most line numbers a several-matches error lists (the first ones, ascending).
@@ -442,57 +443,9 @@ impl Reference {
         if !ft.is_file() {
             return Outcome::UnsupportedFileType { path: path.into() };
         }
-        let text = match self.read_text(&parent, name, path) {
-            Ok(t) => t,
-            Err(o) => return o,
-        };
-        // Displayed lines: split on \n, so a final newline shows as an empty last line.
-        let shown = text.bytes().filter(|&b| b == b'\n').count() + 1;
-        let real = if text.ends_with('\n') {
-            shown - 1
-        } else {
-            shown
-        };
-        if real > MAX_LINES {
-            return Outcome::TooManyLines {
-                path: path.into(),
-                lines: real,
-            };
-        }
-        let (first, last) = match range {
-            None => (1, shown),
-            Some([start, end]) => {
-                let n = shown as i64;
-                let ok = start >= 1 && start <= n && (end == -1 || end >= start);
-                if !ok {
-                    return Outcome::InvalidViewRange {
-                        path: path.into(),
-                        start,
-                        end,
-                        lines: shown,
-                    };
-                }
-                let end = if end == -1 { n } else { end.min(n) };
-                (start as usize, end as usize)
-            }
-        };
-        // One copy of the shown slice: from the start of line `first` to the end of `last`.
-        let start = if first == 1 {
-            0
-        } else {
-            text.match_indices('\n')
-                .nth(first - 2)
-                .map_or(text.len(), |(i, _)| i + 1)
-        };
-        let end = text[start..]
-            .match_indices('\n')
-            .nth(last - first)
-            .map_or(text.len(), |(i, _)| start + i);
-        Outcome::ViewFile {
-            path: path.into(),
-            first,
-            count: last + 1 - first,
-            text: text[start..end].to_owned(),
+        match self.read_text(&parent, name, path) {
+            Ok(text) => view_text(path, &text, range),
+            Err(o) => o,
         }
     }
 
@@ -602,53 +555,14 @@ impl Reference {
             Ok(x) => x,
             Err(o) => return o,
         };
-        if old.is_empty() {
-            return Outcome::EmptyOldStr { path: path.into() };
-        }
-        let mut matches = text.match_indices(old).map(|(i, _)| i);
-        let Some(pos) = matches.next() else {
-            return Outcome::NoMatch {
-                old_str: old.into(),
-                path: path.into(),
-            };
+        let (updated, edited) = match str_replace_text(path, &text, old, new) {
+            Ok(x) => x,
+            Err(o) => return o,
         };
-        if let Some(second) = matches.next() {
-            // One forward pass over the text (positions ascend), each line listed once, at
-            // most MAX_LISTED_LINES of them: linear even for a file full of matches.
-            let mut lines = vec![line_of(&text, pos)];
-            let (mut line, mut at) = (lines[0], pos);
-            for i in std::iter::once(second).chain(matches) {
-                line += text.as_bytes()[at..i]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count();
-                at = i;
-                if lines.last() != Some(&line) {
-                    if lines.len() == MAX_LISTED_LINES {
-                        break;
-                    }
-                    lines.push(line);
-                }
-            }
-            return Outcome::MultipleMatches {
-                old_str: old.into(),
-                lines,
-            };
-        }
-        let mut updated = String::with_capacity(text.len() + new.len());
-        updated.push_str(&text[..pos]);
-        updated.push_str(new);
-        updated.push_str(&text[pos + old.len()..]);
         if let Err(e) = self.write_atomic(&parent, &name, &updated, false) {
             return io_outcome(path, &e);
         }
-        let changed = line_of(&text, pos) - 1;
-        let lines: Vec<&str> = updated.split('\n').collect();
-        let start = changed.saturating_sub(2);
-        let end = (changed + 3).min(lines.len());
-        Outcome::Edited {
-            lines: (start..end).map(|i| (i + 1, lines[i].to_owned())).collect(),
-        }
+        edited
     }
 
     fn insert(&self, path: &str, at: i64, insert_text: &str) -> Outcome {
@@ -657,22 +571,10 @@ impl Reference {
             Ok(x) => x,
             Err(o) => return o,
         };
-        let mut lines: Vec<&str> = text.split('\n').collect();
-        if lines.last() == Some(&"") {
-            lines.pop();
-        }
-        if at < 0 || at as u64 > lines.len() as u64 {
-            return Outcome::InvalidInsertLine {
-                insert_line: at,
-                lines: lines.len(),
-            };
-        }
-        let piece = insert_text.strip_suffix('\n').unwrap_or(insert_text);
-        lines.insert(at as usize, piece);
-        let mut updated = lines.join("\n");
-        if !updated.ends_with('\n') {
-            updated.push('\n');
-        }
+        let updated = match inserted_text(&text, at, insert_text) {
+            Ok(u) => u,
+            Err(o) => return o,
+        };
         match self.write_atomic(&parent, &name, &updated, false) {
             Ok(()) => Outcome::Inserted { path: path.into() },
             Err(e) => io_outcome(path, &e),
@@ -721,29 +623,13 @@ impl Reference {
     // ----- rename -----
 
     fn rename(&self, old_path: &str, new_path: &str) -> Outcome {
-        let old = match parse(old_path) {
-            Ok(p) => p,
+        let (old, new) = match rename_paths(old_path, new_path) {
+            Ok(x) => x,
             Err(o) => return o,
         };
-        let new = match parse(new_path) {
-            Ok(p) => p,
-            Err(o) => return o,
-        };
-        if old.is_root() {
-            return Outcome::RenameRoot;
-        }
         let exists = Outcome::RenameDestinationExists {
             new_path: new_path.into(),
         };
-        if new.is_root() || new.components() == old.components() {
-            return exists;
-        }
-        if new.starts_with(&old) {
-            return Outcome::RenameIntoItself {
-                old_path: old_path.into(),
-                new_path: new_path.into(),
-            };
-        }
         let not_found = Outcome::RenameNotFound {
             old_path: old_path.into(),
         };
@@ -827,10 +713,7 @@ impl Handler for Reference {
             },
             None => self.outcome(input),
         };
-        ToolResult {
-            content: Content::Text(render(self.profile, &outcome)),
-            is_error: outcome.is_error(),
-        }
+        reply(self.profile, &outcome)
     }
 
     /// Reopen over `memories_dir` with the same profile and options. A store root that is a
@@ -857,13 +740,6 @@ impl Handler for Reference {
         }
         Ok(())
     }
-}
-
-fn parse(path: &str) -> Result<VPath, Outcome> {
-    VPath::parse(path).map_err(|e| Outcome::InvalidPath {
-        path: e.path,
-        reason: ReasonName(e.reason),
-    })
 }
 
 /// `lstat` of one name in `dir`: `Ok(None)` when it does not exist.
@@ -948,15 +824,6 @@ fn remove_tree(parent: &Dir, name: &str) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// 1-based line number of byte offset `pos`.
-fn line_of(text: &str, pos: usize) -> usize {
-    text.as_bytes()[..pos]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 /// Children and grandchildren of `dir`, pre-order, sorted by name. The error of reading `dir`
