@@ -69,20 +69,26 @@ pub fn tool_input(data: &[u8]) {
 
 type Store = (tempfile::TempDir, Mutex<Reference>);
 
+/// Start of the `tool_input` store's name: `memcert-fuzz-<pid>-XXXXXX`.
+const STORE_PREFIX: &str = "memcert-fuzz-";
+
 /// The one throw-away store the `tool_input` target writes to (made on first use).
 fn store() -> &'static Store {
     static STORE: OnceLock<Store> = OnceLock::new();
     STORE.get_or_init(|| {
-        // tmpfs when there is one: fuzzing writes a lot.
+        // tmpfs when there is one: fuzzing writes a lot. Named after the process, so the stores
+        // of finished fuzz processes (libFuzzer exits without destructors) are removed here.
         let shm = std::path::Path::new("/dev/shm");
-        let mut b = tempfile::Builder::new();
-        b.prefix("memcert-fuzz-");
-        let dir = if shm.is_dir() {
-            b.tempdir_in(shm)
+        let parent = if shm.is_dir() {
+            shm.to_path_buf()
         } else {
-            b.tempdir()
-        }
-        .expect("temp dir");
+            std::env::temp_dir()
+        };
+        crate::attack::sequence::remove_stale_unchecked(&parent, STORE_PREFIX);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{STORE_PREFIX}{}-", std::process::id()))
+            .tempdir_in(&parent)
+            .expect("temp dir");
         let options = Options {
             fsync: false,
             max_file_bytes: 1 << 20,

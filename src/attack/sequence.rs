@@ -535,13 +535,13 @@ impl Harness {
     pub fn new_unchecked() -> io::Result<Harness> {
         let shm = Path::new("/dev/shm");
         if shm.is_dir() {
-            remove_stale_unchecked(shm);
+            remove_stale_unchecked(shm, STALE_PREFIX);
             if let Ok(h) = Harness::in_unchecked(shm) {
                 return Ok(h);
             }
         }
         let tmp = std::env::temp_dir();
-        remove_stale_unchecked(&tmp);
+        remove_stale_unchecked(&tmp, STALE_PREFIX);
         Harness::in_unchecked(&tmp)
     }
 
@@ -784,12 +784,13 @@ impl Harness {
 /// Start of the harness's sandbox names: `memcert-seq-<pid>-XXXXXX`.
 const STALE_PREFIX: &str = "memcert-seq-";
 
-/// Remove the sandboxes in `parent` left by harnesses of processes that are gone (best effort;
-/// a folder whose process still runs, or whose name does not parse, is left alone).
+/// Remove the folders `<prefix><pid>-XXXXXX` in `parent` left by fuzz processes that are gone
+/// (libFuzzer exits without running destructors, so a per-process temp folder stays behind).
+/// Best effort: a folder whose process still runs, or whose name does not parse, is left alone.
 ///
 /// # Ambient authority
 /// Lists `parent` and removes folders in it by host path (links in them are not followed).
-fn remove_stale_unchecked(parent: &Path) {
+pub(crate) fn remove_stale_unchecked(parent: &Path, prefix: &str) {
     // Without /proc no process can be known gone.
     if !Path::new("/proc/self").exists() {
         return;
@@ -801,7 +802,7 @@ fn remove_stale_unchecked(parent: &Path) {
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix(STALE_PREFIX))
+            .and_then(|n| n.strip_prefix(prefix))
             .and_then(|rest| rest.split_once('-'))
             .and_then(|(pid, _)| pid.parse::<u32>().ok())
         else {
