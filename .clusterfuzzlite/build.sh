@@ -5,6 +5,10 @@ cd "$SRC/memcert"
 cargo fuzz build -O --debug-assertions
 for target in vpath tool_input command_sequence; do
   cp "fuzz/target/x86_64-unknown-linux-gnu/release/$target" "$OUT/"
-  (cd "fuzz/seeds/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
+  if command -v zip >/dev/null; then
+    (cd "fuzz/seeds/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
+  else
+    (cd "fuzz/seeds/$target" && python3 -m zipfile -c "$OUT/${target}_seed_corpus.zip" ./*)
+  fi
   cp fuzz/dict/memory_paths.dict "$OUT/$target.dict"
 done

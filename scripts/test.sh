@@ -41,8 +41,9 @@ cd fuzz
 for target in vpath tool_input command_sequence; do
   mkdir -p "corpus/$target"
   log="$(mktemp)"
-  if ! cargo +nightly fuzz run "$target" "corpus/$target" "seeds/$target" -- \
-      -dict=dict/memory_paths.dict -max_total_time=10 >"$log" 2>&1; then
+  # -O -a: the flags of .clusterfuzzlite/build.sh, so its build below reuses these binaries.
+  if ! cargo +nightly fuzz run -O -a "$target" "corpus/$target" "seeds/$target" -- \
+      -dict=dict/memory_paths.dict -max_total_time=10 -seed=1 >"$log" 2>&1; then
     cat "$log"
     echo "fuzz target $target failed: minimize the artifact and add it to fuzz/regressions/$target/"
     exit 1
@@ -50,3 +51,17 @@ for target in vpath tool_input command_sequence; do
   grep -E '^Done [0-9]+ runs' "$log" | sed "s/^/$target: /"
   rm -f "$log"
 done
+cd ..
+
+echo "==> .clusterfuzzlite/build.sh (the ClusterFuzzLite/OSS-Fuzz build steps, into a temp \$OUT)"
+cfl="$(mktemp -d)"
+mkdir -p "$cfl/src" "$cfl/out"
+ln -s "$PWD" "$cfl/src/memcert"
+SRC="$cfl/src" OUT="$cfl/out" RUSTUP_TOOLCHAIN=nightly bash .clusterfuzzlite/build.sh
+for target in vpath tool_input command_sequence; do
+  for f in "$target" "${target}_seed_corpus.zip" "$target.dict"; do
+    test -s "$cfl/out/$f" || { echo "build.sh did not produce $f"; exit 1; }
+  done
+done
+ls "$cfl/out"
+rm -rf "$cfl"
