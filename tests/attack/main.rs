@@ -229,6 +229,48 @@ fn stripping_path_parameters_is_caught_by_semicolon_dots() {
 }
 
 #[test]
+fn raw_os_errors_are_caught_by_long_names_as_host_path_disclosures() {
+    // No escape: the `long` family's mistake is an OS error passed on with the host path (B07).
+    let fields = [
+        "view.path",
+        "create.path",
+        "str_replace.path",
+        "insert.path",
+        "delete.path",
+        "rename.old_path",
+    ];
+    let globs: Vec<String> = ["component-256", "path-4097"]
+        .iter()
+        .flat_map(|p| fields.iter().map(move |f| format!("payload/long/{p}/{f}")))
+        .collect();
+    let cases = payload_cases(&globs);
+    assert_eq!(cases.len(), 12);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = adapter_command(
+        dir.path(),
+        &python(),
+        "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
+    )
+    .unwrap();
+    cmd.current_dir(root());
+    let got = run(&mut Stdio::new(cmd, Duration::from_secs(20)), &cases);
+    for r in &got {
+        assert_eq!(r.verdict, Verdict::Unsafe, "{}: {:?}", r.id, r.findings);
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.verdict == Verdict::Unsafe && f.kind == "host-path-disclosed"),
+            "{}: {:?}",
+            r.id,
+            r.findings
+        );
+    }
+    for r in run(&mut InProcess::reference(Profile::Docs), &cases) {
+        assert_eq!(r.verdict, Verdict::Pass, "reference on {}", r.id);
+    }
+}
+
+#[test]
 fn joining_an_absolute_remainder_is_caught_by_the_double_slash_payload() {
     let cases = payload_cases(&["payload/absolute/double-slash-run/*".to_owned()]);
     assert_eq!(cases.len(), 7);
