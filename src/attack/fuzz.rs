@@ -142,6 +142,11 @@ pub fn assert_no_host_path(input: &Value, reply_text: &str) {
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
+    // The name is part of the full path: a reply without it holds neither (the common case,
+    // checked without rendering the input).
+    if name.is_empty() || !reply_text.contains(name.as_ref()) {
+        return;
+    }
     let input_text = input.to_string();
     for h in [host.as_ref(), name.as_ref()] {
         if !input_text.contains(h) {
