@@ -5,10 +5,14 @@ cd "$SRC/memcert"
 cargo fuzz build -O --debug-assertions
 for target in vpath tool_input command_sequence; do
   cp "fuzz/target/x86_64-unknown-linux-gnu/release/$target" "$OUT/"
+  # The seed corpus: the curated seeds and what the long runs found (fuzz/found/).
+  seeds="$(mktemp -d)"
+  cp "fuzz/seeds/$target"/* "fuzz/found/$target"/* "$seeds/"
   if command -v zip >/dev/null; then
-    (cd "fuzz/seeds/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
+    (cd "$seeds" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
   else
-    (cd "fuzz/seeds/$target" && python3 -m zipfile -c "$OUT/${target}_seed_corpus.zip" ./*)
+    (cd "$seeds" && python3 -m zipfile -c "$OUT/${target}_seed_corpus.zip" ./*)
   fi
+  rm -rf "$seeds"
   cp fuzz/dict/memory_paths.dict "$OUT/$target.dict"
 done

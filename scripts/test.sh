@@ -42,7 +42,7 @@ for target in vpath tool_input command_sequence; do
   mkdir -p "corpus/$target"
   log="$(mktemp)"
   # -O -a: the flags of .clusterfuzzlite/build.sh, so its build below reuses these binaries.
-  if ! cargo +nightly fuzz run -O -a "$target" "corpus/$target" "seeds/$target" -- \
+  if ! cargo +nightly fuzz run -O -a "$target" "corpus/$target" "seeds/$target" "found/$target" -- \
       -dict=dict/memory_paths.dict -max_total_time=10 -seed=1 >"$log" 2>&1; then
     cat "$log"
     echo "fuzz target $target failed: minimize the artifact and add it to fuzz/regressions/$target/"

@@ -1,5 +1,6 @@
 //! Replays the committed fuzz inputs through the same library functions the `cargo fuzz` targets
-//! call (`memcert::attack::fuzz`): the curated seeds under `fuzz/seeds/<target>/` and the
+//! call (`memcert::attack::fuzz`): the curated seeds under `fuzz/seeds/<target>/`, the corpora
+//! the long runs found (minimized with `cargo fuzz cmin`) under `fuzz/found/<target>/`, and the
 //! minimized crash reproducers under `fuzz/regressions/<target>/`. A new reproducer goes into
 //! `fuzz/regressions/<target>/` with a named test below when it shows a notable bug.
 
@@ -48,6 +49,23 @@ fn tool_input_seeds_and_regressions() {
         let v: serde_json::Value =
             serde_json::from_slice(data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         fuzz::tool_input_value(&v);
+    }
+}
+
+#[test]
+fn the_corpora_the_long_runs_found() {
+    // 30 minutes per target on the reference (see fuzz/README.md), minimized with `cargo fuzz
+    // cmin`: every input as raw bytes, as the targets take them.
+    for (target, run) in [
+        ("vpath", fuzz::vpath as fn(&[u8])),
+        ("tool_input", fuzz::tool_input),
+        ("command_sequence", fuzz::command_sequence),
+    ] {
+        let found = inputs("found", target);
+        assert!(found.len() >= 500, "{target}: {}", found.len());
+        for (_, data) in &found {
+            run(data);
+        }
     }
 }
 
