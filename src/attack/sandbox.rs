@@ -61,6 +61,30 @@ pub struct Sandbox {
     modes: bool,
 }
 
+/// Where case sandboxes are made: `$TMPDIR` when it is set (the user's choice); otherwise
+/// `/dev/shm` when it is a writable tmpfs folder with at least 1 GiB free (laying out and
+/// walking some 25 canaries per case costs about a third of what it costs on a disk, which makes
+/// the harness's own time per case about 1 ms); otherwise the system temp folder. Decided once
+/// per process.
+pub fn default_parent() -> &'static Path {
+    static PARENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PARENT.get_or_init(|| {
+        if std::env::var_os("TMPDIR").is_some() {
+            return std::env::temp_dir();
+        }
+        let shm = Path::new("/dev/shm");
+        let roomy = rustix::fs::statvfs(shm)
+            .map(|s| s.f_bavail.saturating_mul(s.f_frsize) >= 1 << 30)
+            .unwrap_or(false);
+        let writable = rustix::fs::access(shm, rustix::fs::Access::WRITE_OK).is_ok();
+        if shm.is_dir() && roomy && writable {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        }
+    })
+}
+
 /// The run folder: a fresh temp dir, or a folder the user named that was absent or empty
 /// (emptied again on drop, removed if memcert made it).
 #[derive(Debug)]
@@ -98,7 +122,7 @@ impl Sandbox {
     /// # Errors
     /// Any I/O error of the layout (a harness fault: the case is ERROR).
     pub fn create_unchecked(setup: &[Fs]) -> io::Result<Sandbox> {
-        Sandbox::create_in_unchecked(&std::env::temp_dir(), "memcert-", setup)
+        Sandbox::create_in_unchecked(default_parent(), "memcert-", setup)
     }
 
     /// [`Sandbox::create_unchecked`] with the run folder made in `parent` (a tmpfs such as
@@ -179,6 +203,21 @@ impl Sandbox {
         };
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
+        // The folders around the root, made once (the canaries below are written straight in).
+        for rel in [
+            "../etc",
+            "etc",
+            "memories_evil",
+            "memories_private",
+            "memories_backup",
+            "outside",
+            "outside/sub",
+        ] {
+            match std::fs::create_dir(base.join(rel)) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+        }
         for rel in [
             "../canary.txt",
             "../etc/passwd",
@@ -192,7 +231,7 @@ impl Sandbox {
             "outside/hard-source.txt",
             "outside/sub/inner.txt",
         ] {
-            sb.canary_unchecked(&base.join(rel))?;
+            sb.write_canary_unchecked(&base.join(rel))?;
         }
         // A file named after the token in every folder around the root, so a listing of any of
         // them (not only a read) shows the token.
@@ -207,7 +246,7 @@ impl Sandbox {
             "memories_private",
             "memories_backup",
         ] {
-            sb.canary_unchecked(&base.join(dir).join(format!("canary-{}.txt", sb.token)))?;
+            sb.write_canary_unchecked(&base.join(dir).join(format!("canary-{}.txt", sb.token)))?;
         }
         sb.modes = setup.iter().any(|f| matches!(f, Fs::Mode { .. }));
         for item in setup {
@@ -220,6 +259,11 @@ impl Sandbox {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
+        self.write_canary_unchecked(path)
+    }
+
+    /// A canary file in a folder that exists.
+    fn write_canary_unchecked(&self, path: &Path) -> io::Result<()> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         std::fs::write(path, format!("{} {name}\nSECRET line two\n", self.token))
     }
@@ -483,17 +527,43 @@ pub fn tree_unchecked(dir: &Path) -> Tree {
 }
 
 fn node_at(p: &Path) -> Option<Node> {
+    node_and_mode_at(p).map(|(node, _)| node)
+}
+
+/// The node at `p` (links not followed) and its permission bits, from one `lstat`.
+fn node_and_mode_at(p: &Path) -> Option<(Node, u32)> {
     let meta = std::fs::symlink_metadata(p).ok()?;
     let ft = meta.file_type();
-    Some(if ft.is_symlink() {
+    let node = if ft.is_symlink() {
         Node::Symlink(std::fs::read_link(p).unwrap_or_default())
     } else if ft.is_dir() {
         Node::Dir
     } else if ft.is_file() {
-        Node::File(std::fs::read(p).unwrap_or_default())
+        Node::File(read_small(p))
     } else {
         Node::Other
-    })
+    };
+    Some((node, meta.permissions().mode() & 0o7777))
+}
+
+/// A file's bytes (empty when it cannot be read), read without the size `stat` `std::fs::read`
+/// makes first: canaries and planted files are small, and the walks read every one of them
+/// twice per case.
+fn read_small(p: &Path) -> Vec<u8> {
+    use std::io::Read as _;
+    let Ok(mut f) = std::fs::File::open(p) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return out,
+        }
+    }
 }
 
 fn walk_unchecked(top: &Path, dir: &Path, skip: &Path, out: &mut Tree) {
@@ -505,10 +575,9 @@ fn walk_unchecked(top: &Path, dir: &Path, skip: &Path, out: &mut Tree) {
         if p == skip {
             continue;
         }
-        let Some(node) = node_at(&p) else { continue };
-        let mode = std::fs::symlink_metadata(&p)
-            .map(|m| m.permissions().mode() & 0o7777)
-            .unwrap_or(0);
+        let Some((node, mode)) = node_and_mode_at(&p) else {
+            continue;
+        };
         let rel = p.strip_prefix(top).unwrap_or(&p).to_path_buf();
         let is_dir = node == Node::Dir;
         out.insert(rel, (node, mode));
