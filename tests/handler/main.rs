@@ -69,8 +69,8 @@ fn mask_dir_sizes(text: &str, dirs: &BTreeSet<String>) -> String {
 /// The run folder (`<tmp>/memcert-XXXXXX`) differs per run: replies that echo a `{RUN}` input
 /// hold it.
 fn mask_run_dir(text: &str) -> String {
-    let tmp = std::env::temp_dir();
-    let tmp = tmp.to_string_lossy();
+    // Where the sandboxes are made (/dev/shm or the temp folder), spelled <TMP>.
+    let tmp = memcert::attack::sandbox::default_parent().to_string_lossy();
     let mut out = text.replace(tmp.trim_start_matches('/'), "<TMP>");
     while let Some(i) = out
         .find("memcert-")
