@@ -22,8 +22,6 @@ fn main() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut handler: Option<Reference> = None;
-    // Why the store cannot be used (a store root that is a symlink, B10): every call is refused.
-    let mut refused: Option<String> = None;
     let options = Options {
         fsync: false,
         ..Options::default()
@@ -47,21 +45,18 @@ fn main() {
             Some("hello") => {
                 json!({"ok": true, "protocol": 1, "handler": "memcert reference (stdio example)"})
             }
+            // A linked store root is not followed: every call is then refused (B10).
             Some("reset") => match request["memories_dir"].as_str() {
                 Some(dir) => {
-                    handler = None;
-                    refused = None;
-                    match Reference::open_ambient(Path::new(dir), Profile::Docs, options) {
+                    match Reference::open_or_refuse(Path::new(dir), Profile::Docs, options) {
                         Ok(h) => {
                             handler = Some(h);
                             json!({"ok": true})
                         }
-                        // A linked store root is refused, not followed: keep serving, refusing.
-                        Err(e) if Path::new(dir).is_symlink() => {
-                            refused = Some(e.to_string());
-                            json!({"ok": true})
+                        Err(e) => {
+                            handler = None;
+                            json!({"ok": false, "error": e.to_string()})
                         }
-                        Err(e) => json!({"ok": false, "error": e.to_string()}),
                     }
                 }
                 None => json!({"ok": false, "error": "reset needs \"memories_dir\""}),
@@ -69,11 +64,6 @@ fn main() {
             Some("call") => {
                 let id = request["id"].clone();
                 match handler.as_mut() {
-                    _ if refused.is_some() => json!({
-                        "id": id,
-                        "content": format!("The memory store cannot be used: {}", refused.as_deref().unwrap_or("")),
-                        "is_error": true,
-                    }),
                     Some(h) => {
                         let r = h.apply(&request["input"]);
                         json!({"id": id, "content": r.content, "is_error": r.is_error})

@@ -113,12 +113,11 @@ impl Default for Options {
 /// ```
 #[derive(Debug)]
 pub struct Reference {
-    root: Dir,
+    /// The store, or why there is none (a store root that is a symlink, B10: every command is
+    /// refused with that reason, see [`Reference::open_or_refuse`]).
+    root: Result<Dir, String>,
     profile: Profile,
     options: Options,
-    /// Set by [`Handler::reset`] over a store root that is a symlink (B10): every command is
-    /// refused with this reason until the next reset.
-    unavailable: Option<String>,
 }
 
 /// Why a walk to a parent directory stopped.
@@ -221,13 +220,31 @@ impl Reference {
         Ok(Self::new(dir, profile, options))
     }
 
+    /// [`Reference::open_ambient`], except that a store root that is a symbolic link (B10)
+    /// gives a handler without a store, which refuses every command with the reason: what an
+    /// application that keeps running without its store answers, instead of a failed start.
+    ///
+    /// # Errors
+    /// Any other failure of [`Reference::open_ambient`].
+    pub fn open_or_refuse(root: &Path, profile: Profile, options: Options) -> io::Result<Self> {
+        match Reference::open_ambient(root, profile, options) {
+            Err(e) if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) => {
+                Ok(Reference {
+                    root: Err(e.to_string()),
+                    profile,
+                    options,
+                })
+            }
+            other => other,
+        }
+    }
+
     /// Build the handler over an open root directory.
     pub fn new(root: Dir, profile: Profile, options: Options) -> Self {
         Reference {
-            root,
+            root: Ok(root),
             profile,
             options,
-            unavailable: None,
         }
     }
 
@@ -236,8 +253,23 @@ impl Reference {
         self.profile
     }
 
-    /// Run a parsed command and say what happened.
+    /// Run a parsed command and say what happened. Without a store (a linked root) every
+    /// command is an [`Outcome::IoError`] naming its (first) path and the reason.
     pub fn run(&self, command: &Command) -> Outcome {
+        if let Err(why) = &self.root {
+            let path = match command {
+                Command::Rename { old_path, .. } => old_path,
+                Command::View { path, .. }
+                | Command::Create { path, .. }
+                | Command::StrReplace { path, .. }
+                | Command::Insert { path, .. }
+                | Command::Delete { path } => path,
+            };
+            return Outcome::IoError {
+                path: path.clone(),
+                kind: why.clone(),
+            };
+        }
         match command {
             Command::View { path, view_range } => self.view(path, *view_range),
             Command::Create { path, file_text } => self.create(path, file_text),
@@ -277,7 +309,11 @@ impl Reference {
     }
 
     fn walk(&self, names: &[String], create: bool) -> Result<Parent<'_>, Walk> {
-        let mut dir = Handle::Root(&self.root);
+        let root = self
+            .root
+            .as_ref()
+            .map_err(|why| Walk::Io(io::Error::other(why.clone())))?;
+        let mut dir = Handle::Root(root);
         let mut created = Vec::new();
         for name in names {
             let next = match dir.open_dir_nofollow(name) {
@@ -414,8 +450,17 @@ impl Reference {
             Err(o) => return o,
         };
         if p.is_root() {
-            let size = self.root.dir_metadata().map(|m| m.len()).unwrap_or(0);
-            return self.listing(path, &p, &self.root, size);
+            let root = match &self.root {
+                Ok(root) => root,
+                Err(why) => {
+                    return Outcome::IoError {
+                        path: path.into(),
+                        kind: why.clone(),
+                    }
+                }
+            };
+            let size = root.dir_metadata().map(|m| m.len()).unwrap_or(0);
+            return self.listing(path, &p, root, size);
         }
         let parent = match self.parent(&p, false) {
             Ok(parent) => parent.dir,
@@ -701,25 +746,12 @@ impl Reference {
 
 impl Handler for Reference {
     fn apply(&mut self, input: &Value) -> ToolResult {
-        let outcome = match &self.unavailable {
-            // No store: every command refused, naming its path (as `InProcess::reference`).
-            Some(why) => Outcome::IoError {
-                path: ["path", "old_path"]
-                    .iter()
-                    .find_map(|k| input.get(k).and_then(Value::as_str))
-                    .unwrap_or("/memories")
-                    .to_owned(),
-                kind: why.clone(),
-            },
-            None => self.outcome(input),
-        };
-        reply(self.profile, &outcome)
+        reply(self.profile, &self.outcome(input))
     }
 
-    /// Reopen over `memories_dir` with the same profile and options. A store root that is a
-    /// symbolic link is not opened (B10, as [`Reference::open_ambient`]): the reset succeeds and
-    /// every command is refused with the reason until the next reset, as an application that
-    /// keeps running without its store would answer.
+    /// Reopen over `memories_dir` with the same profile and options
+    /// ([`Reference::open_or_refuse`]: a store root that is a symlink is not followed, and every
+    /// command is refused until the next reset).
     ///
     /// # Errors
     /// Any other failure to open the store.
@@ -728,16 +760,7 @@ impl Handler for Reference {
         _base_dir: &std::path::Path,
         memories_dir: &std::path::Path,
     ) -> io::Result<()> {
-        match Reference::open_ambient(memories_dir, self.profile, self.options) {
-            Ok(h) => *self = h,
-            Err(e)
-                if std::fs::symlink_metadata(memories_dir)
-                    .is_ok_and(|m| m.file_type().is_symlink()) =>
-            {
-                self.unavailable = Some(e.to_string());
-            }
-            Err(e) => return Err(e),
-        }
+        *self = Reference::open_or_refuse(memories_dir, self.profile, self.options)?;
         Ok(())
     }
 }

@@ -8,7 +8,7 @@ use super::{Target, TargetError};
 use crate::handler::reference::{Options, Reference};
 use crate::handler::Handler;
 use crate::protocol::ToolResult;
-use crate::text::{render, Outcome, Profile};
+use crate::text::Profile;
 
 /// Builds a fresh handler for a case from `(base_dir, memories_dir)`.
 pub type Factory = Box<dyn FnMut(&Path, &Path) -> std::io::Result<Box<dyn Handler>>>;
@@ -33,12 +33,9 @@ impl InProcess {
     /// The built-in reference handler answering in `profile` (fsync off: sandboxes are
     /// throw-away).
     ///
-    /// The reference refuses to open a store root that is a symbolic link (B10,
-    /// [`Reference::open_ambient`]). This target then stands for an application that keeps
-    /// running without a store: every command gets that refusal as an error reply (an
-    /// [`Outcome::IoError`] naming the command's path), instead of a failed reset, which the
-    /// runner would grade ERROR as a harness fault. Any other failure to open stays a reset
-    /// error.
+    /// Over a store root that is a symbolic link (B10) every command is refused with the
+    /// reason ([`Reference::open_or_refuse`]) instead of a failed reset, which the runner would
+    /// grade ERROR as a harness fault. Any other failure to open stays a reset error.
     pub fn reference(profile: Profile) -> Self {
         let options = Options {
             fsync: false,
@@ -46,41 +43,11 @@ impl InProcess {
         };
         InProcess::new(
             format!("memcert reference handler (profile {profile})"),
-            Box::new(
-                move |_base, root| match Reference::open_ambient(root, profile, options) {
-                    Ok(h) => Ok(Box::new(h) as Box<dyn Handler>),
-                    Err(e) if is_symlink(root) => Ok(Box::new(Unavailable {
-                        profile,
-                        why: e.to_string(),
-                    })),
-                    Err(e) => Err(e),
-                },
-            ),
+            Box::new(move |_base, root| {
+                let h = Reference::open_or_refuse(root, profile, options)?;
+                Ok(Box::new(h) as Box<dyn Handler>)
+            }),
         )
-    }
-}
-
-fn is_symlink(p: &Path) -> bool {
-    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
-}
-
-/// A handler whose store could not be opened: every command is refused with the reason.
-struct Unavailable {
-    profile: Profile,
-    why: String,
-}
-
-impl Handler for Unavailable {
-    fn apply(&mut self, input: &Value) -> ToolResult {
-        let path = ["path", "old_path"]
-            .iter()
-            .find_map(|k| input.get(k).and_then(Value::as_str))
-            .unwrap_or("/memories");
-        let outcome = Outcome::IoError {
-            path: path.to_owned(),
-            kind: self.why.clone(),
-        };
-        ToolResult::error(render(self.profile, &outcome))
     }
 }
 
