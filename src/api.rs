@@ -1,6 +1,6 @@
 //! The in-process entry point for Rust users: [`certify`] a [`Handler`] from a test.
 
-use crate::certify::{self as runner, CaseRecord, Config, Event, Reporter, Summary};
+use crate::certify::{self as runner, CaseRecord, Config, Summary};
 use crate::expected::ExpectedFailures;
 use crate::handler::Handler;
 use crate::suite::catalog::{self, RunLevel};
@@ -116,20 +116,6 @@ pub fn certify<H: Handler + ?Sized>(
         options.name.clone()
     };
     let mut target = Borrowed::new(name, handler);
-    let mut collect = Collect(Vec::new());
-    let summary = runner::run(&config, &cases, &mut target, &mut collect);
-    Ok(Certification {
-        summary,
-        cases: collect.0,
-    })
-}
-
-struct Collect(Vec<CaseRecord>);
-
-impl Reporter for Collect {
-    fn event(&mut self, event: &Event<'_>) {
-        if let Event::CaseFinished(r) = event {
-            self.0.push((*r).clone());
-        }
-    }
+    let (summary, cases) = runner::run_collect(&config, &cases, &mut target);
+    Ok(Certification { summary, cases })
 }

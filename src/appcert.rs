@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::attack::oracle::{judge, Finding, Observation};
+use crate::attack::oracle::{Finding, Observation};
 use crate::attack::sandbox::Sandbox;
 use crate::certify::Summary;
-use crate::certify::{instantiate, strings_of, CaseRecord, Config, Event, Reporter, StepRecord};
+use crate::certify::{instantiate, record, strings_of, CaseRecord, Config, Event, Reporter};
 use crate::mockapi::{tool_use_id, MockApi, ServedTurn, SessionLog, Threads};
-use crate::suite::verdict::{expected_text, Verdict};
+use crate::suite::verdict::Verdict;
 use crate::transcript::Transcript;
 
 /// How to run an app.
@@ -166,7 +166,7 @@ fn run_one(
                 kind: "sandbox".into(),
                 detail: format!("the sandbox could not be laid out: {e}"),
             };
-            let rec = record(app, &case, &[], obs, vec![finding], started);
+            let rec = record(&case, &[], obs, &app.config, vec![finding], started);
             return (rec, SessionLog::default());
         }
     };
@@ -272,7 +272,10 @@ fn run_one(
         });
     }
     drop(sandbox);
-    (record(app, &case, &inputs, obs, extra, started), log)
+    (
+        record(&case, &inputs, obs, &app.config, extra, started),
+        log,
+    )
 }
 
 /// Start the app for one session and wait for it within the time limit.
@@ -375,56 +378,4 @@ fn tail(path: &Path) -> String {
     let text = String::from_utf8_lossy(&text);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(5)..].join(" | ")
-}
-
-fn record(
-    app: &AppConfig,
-    case: &crate::suite::Case,
-    inputs: &[Value],
-    obs: Observation,
-    extra: Vec<Finding>,
-    started: Instant,
-) -> CaseRecord {
-    let profile = app.config.profile;
-    let mut j = judge(case, &obs, profile, app.config.strict);
-    j.findings.extend(extra);
-    j.findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
-    let verdict = j
-        .findings
-        .first()
-        .map(|f| f.verdict)
-        .unwrap_or(Verdict::Pass);
-    let mut grades = j.steps.iter();
-    let steps = case
-        .steps
-        .iter()
-        .zip(&obs.replies)
-        .zip(inputs)
-        .map(|((step, reply), input)| StepRecord {
-            input: input.clone(),
-            reply: reply.as_ref().ok().cloned(),
-            error: reply.as_ref().err().cloned(),
-            expected: expected_text(step, profile),
-            verdict: match reply {
-                Ok(_) => grades.next().map(|g| g.verdict).unwrap_or(Verdict::Pass),
-                Err(_) => Verdict::Error,
-            },
-        })
-        .collect();
-    CaseRecord {
-        id: case.id.clone(),
-        category: case.category().to_owned(),
-        requirement: case.requirement.clone(),
-        source: case.source.clone(),
-        level: case.level,
-        verdict,
-        expected_failure: app
-            .config
-            .expected
-            .excuses(&case.id, verdict)
-            .map(str::to_owned),
-        findings: j.findings,
-        steps,
-        duration_ms: started.elapsed().as_millis() as u64,
-    }
 }

@@ -165,6 +165,30 @@ pub trait Reporter {
     fn event(&mut self, event: &Event<'_>);
 }
 
+/// A reporter that keeps every finished case, in run order (for callers that want the records
+/// rather than a report: `memcert::certify`, tests).
+#[derive(Debug, Default)]
+pub struct Collect(pub Vec<CaseRecord>);
+
+impl Reporter for Collect {
+    fn event(&mut self, event: &Event<'_>) {
+        if let Event::CaseFinished(r) = event {
+            self.0.push((*r).clone());
+        }
+    }
+}
+
+/// [`run`] that also returns every case record, in run order.
+pub fn run_collect(
+    config: &Config,
+    cases: &[Case],
+    target: &mut dyn Target,
+) -> (Summary, Vec<CaseRecord>) {
+    let mut c = Collect::default();
+    let summary = run(config, cases, target, &mut c);
+    (summary, c.0)
+}
+
 /// Fan one event stream out to several reporters.
 #[derive(Default)]
 pub struct Fanout<'a>(pub Vec<&'a mut dyn Reporter>);
@@ -337,27 +361,13 @@ fn watched(target: &dyn Target, config: &Config) -> Vec<std::path::PathBuf> {
     }
 }
 
-/// A case not run, with the reason.
+/// A case not run, with the reason (graded by the oracle as any skip).
 fn skipped(case: &Case, reason: String, config: &Config) -> CaseRecord {
-    CaseRecord {
-        id: case.id.clone(),
-        category: case.category().to_owned(),
-        requirement: case.requirement.clone(),
-        source: case.source.clone(),
-        level: case.level,
-        verdict: Verdict::Skipped,
-        expected_failure: config
-            .expected
-            .excuses(&case.id, Verdict::Skipped)
-            .map(str::to_owned),
-        findings: vec![Finding {
-            verdict: Verdict::Skipped,
-            kind: "skipped".into(),
-            detail: reason,
-        }],
-        steps: Vec::new(),
-        duration_ms: 0,
-    }
+    let obs = Observation {
+        skipped: Some(reason),
+        ..Observation::default()
+    };
+    record(case, &[], obs, config, Vec::new(), Instant::now())
 }
 
 /// Run a case over a sandbox laid out with `setup`, after sending `prelude` (ungraded set-up
@@ -373,14 +383,14 @@ fn run_prepared(
     let mut obs = Observation::default();
     if let Some(why) = skip_reason(case) {
         obs.skipped = Some(why);
-        return record(case, &[], obs, config, started);
+        return record(case, &[], obs, config, Vec::new(), started);
     }
     let sandbox = match Sandbox::create_unchecked(setup) {
         Ok(s) => s,
         Err(e) => {
             obs.replies
                 .push(Err(format!("the sandbox could not be laid out: {e}")));
-            return record(case, &[], obs, config, started);
+            return record(case, &[], obs, config, Vec::new(), started);
         }
     };
     obs.token = sandbox.token().to_owned();
@@ -470,7 +480,7 @@ fn run_prepared(
         .iter()
         .map(|c| sandbox.node_unchecked(&c.path))
         .collect();
-    record(case, &inputs, obs, config, started)
+    record(case, &inputs, obs, config, Vec::new(), started)
 }
 
 /// Every string value of an input and its escaped rendering (replies may escape control
@@ -588,14 +598,23 @@ pub fn instantiate(input: &Value, run: &str, root: &str) -> Value {
     }
 }
 
-fn record(
+/// The record of a finished case: the oracle's judgement of `obs`, plus `extra` findings a
+/// runner made itself (the app runner's protocol findings), the worst of which can raise the
+/// verdict.
+pub(crate) fn record(
     case: &Case,
     inputs: &[Value],
     obs: Observation,
     config: &Config,
+    extra: Vec<Finding>,
     started: Instant,
 ) -> CaseRecord {
-    let j = judge(case, &obs, config.profile, config.strict);
+    let mut j = judge(case, &obs, config.profile, config.strict);
+    if let Some(worst) = extra.iter().map(|f| f.verdict).max() {
+        j.verdict = j.verdict.max(worst);
+        j.findings.extend(extra);
+        j.findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
+    }
     let mut grades = j.steps.iter();
     let steps = case
         .steps

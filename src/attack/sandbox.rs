@@ -316,14 +316,7 @@ impl Sandbox {
             Fs::Fifo { path } => {
                 let p = self.host_unchecked(path);
                 parent_of(&p)?;
-                rustix::fs::mknodat(
-                    rustix::fs::CWD,
-                    &p,
-                    rustix::fs::FileType::Fifo,
-                    rustix::fs::Mode::from_raw_mode(0o600),
-                    0,
-                )
-                .map_err(io::Error::from)
+                mknod_unchecked(&p, rustix::fs::FileType::Fifo)
             }
             Fs::HardLinkOutside { path, name } => {
                 let p = self.host_unchecked(path);
@@ -339,14 +332,7 @@ impl Sandbox {
                 parent_of(&p)?;
                 // mknod(S_IFSOCK) makes the file a bound socket leaves, without binding one (no
                 // 108-byte sun_path limit on the sandbox path).
-                rustix::fs::mknodat(
-                    rustix::fs::CWD,
-                    &p,
-                    rustix::fs::FileType::Socket,
-                    rustix::fs::Mode::from_raw_mode(0o600),
-                    0,
-                )
-                .map_err(io::Error::from)
+                mknod_unchecked(&p, rustix::fs::FileType::Socket)
             }
             Fs::Mode { path, mode } => {
                 let p = self.host_unchecked(path);
@@ -524,6 +510,12 @@ pub fn tree_unchecked(dir: &Path) -> Tree {
     let mut tree = Tree::new();
     walk_unchecked(dir, dir, Path::new(""), &mut tree);
     tree
+}
+
+/// A special file (FIFO, socket) of mode 0600 at host path `p`.
+fn mknod_unchecked(p: &Path, kind: rustix::fs::FileType) -> io::Result<()> {
+    let mode = rustix::fs::Mode::from_raw_mode(0o600);
+    rustix::fs::mknodat(rustix::fs::CWD, p, kind, mode, 0).map_err(io::Error::from)
 }
 
 fn node_at(p: &Path) -> Option<Node> {

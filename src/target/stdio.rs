@@ -220,20 +220,27 @@ impl Stdio {
         Ok(self.handler.clone())
     }
 
-    /// The tool result in a `call` answer (or one `batch` result) for call `id`.
-    fn call_answer(&mut self, id: &str, answer: &Value) -> Result<ToolResult, TargetError> {
+    /// Check that `answer` is for request `id` (else the process is stopped: the lockstep is
+    /// lost) and is not a failure (`{"ok":false,"error":...}`); `what` names the request.
+    fn answered(&mut self, id: &str, answer: &Value, what: &str) -> Result<(), TargetError> {
         if answer.get("id").and_then(Value::as_str) != Some(id) {
             self.stop();
             return Err(TargetError::Protocol(format!(
-                "answer for another call: {}",
+                "answer for another {what}: {}",
                 cut(&answer.to_string())
             )));
         }
-        if let Some(err) = answer.get("error").and_then(Value::as_str) {
-            return Err(TargetError::Protocol(format!(
-                "the handler could not answer: {err}"
-            )));
+        match answer.get("error").and_then(Value::as_str) {
+            Some(err) => Err(TargetError::Protocol(format!(
+                "the handler could not answer the {what}: {err}"
+            ))),
+            None => Ok(()),
         }
+    }
+
+    /// The tool result in a `call` answer (or one `batch` result) for call `id`.
+    fn call_answer(&mut self, id: &str, answer: &Value) -> Result<ToolResult, TargetError> {
+        self.answered(id, answer, "call")?;
         let content: Content = match answer.get("content") {
             None => {
                 self.stop();
@@ -410,18 +417,7 @@ impl Target for Stdio {
             .collect();
         let timeout = self.timeout * (inputs.len().max(1) as u32);
         let answer = self.request(&json!({"op": "batch", "id": id, "calls": calls}), timeout)?;
-        if answer.get("id").and_then(Value::as_str) != Some(id.as_str()) {
-            self.stop();
-            return Err(TargetError::Protocol(format!(
-                "answer for another request: {}",
-                cut(&answer.to_string())
-            )));
-        }
-        if let Some(err) = answer.get("error").and_then(Value::as_str) {
-            return Err(TargetError::Protocol(format!(
-                "the handler could not answer the batch: {err}"
-            )));
-        }
+        self.answered(&id, &answer, "batch")?;
         let Some(results) = answer.get("results").and_then(Value::as_array) else {
             self.stop();
             return Err(TargetError::Protocol("batch answer without results".into()));
