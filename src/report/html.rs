@@ -472,18 +472,7 @@ mod tests {
     use crate::text::Profile;
 
     fn rec(id: &str, verdict: Verdict) -> CaseRecord {
-        CaseRecord {
-            id: id.into(),
-            category: id.split('/').next().unwrap().into(),
-            requirement: "R MUST hold.".into(),
-            source: vec!["B01".into()],
-            level: Level::Must,
-            verdict,
-            expected_failure: None,
-            findings: vec![],
-            steps: vec![],
-            duration_ms: 1,
-        }
+        crate::report::test_record(id, verdict)
     }
 
     fn summary_of(cases: &[CaseRecord]) -> Summary {

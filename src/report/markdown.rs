@@ -120,18 +120,10 @@ fn cell(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::attack::oracle::Finding;
-    use crate::suite::Level;
     use crate::text::Profile;
 
     pub(crate) fn sample() -> (Summary, Vec<CaseRecord>) {
         let rec = |id: &str, verdict, detail: &str| CaseRecord {
-            id: id.into(),
-            category: id.split('/').next().unwrap().into(),
-            requirement: "R MUST hold.".into(),
-            source: vec!["B01".into()],
-            level: Level::Must,
-            verdict,
-            expected_failure: None,
             findings: if detail.is_empty() {
                 vec![]
             } else {
@@ -141,8 +133,8 @@ mod tests {
                     detail: detail.into(),
                 }]
             },
-            steps: vec![],
             duration_ms: 3,
+            ..crate::report::test_record(id, verdict)
         };
         let cases = vec![
             rec("view/missing", Verdict::Pass, ""),

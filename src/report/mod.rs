@@ -121,6 +121,27 @@ impl crate::certify::Reporter for FileReport {
     }
 }
 
+/// A case record for the report tests: requirement `R MUST hold.`, source `B01`, MUST, no
+/// findings or steps, 1 ms; tests override what they need with `..test_record(id, verdict)`.
+#[cfg(test)]
+pub(crate) fn test_record(
+    id: &str,
+    verdict: crate::suite::verdict::Verdict,
+) -> crate::certify::CaseRecord {
+    crate::certify::CaseRecord {
+        id: id.into(),
+        category: id.split('/').next().unwrap_or("").into(),
+        requirement: "R MUST hold.".into(),
+        source: vec!["B01".into()],
+        level: crate::suite::Level::Must,
+        verdict,
+        expected_failure: None,
+        findings: vec![],
+        steps: vec![],
+        duration_ms: 1,
+    }
+}
+
 #[cfg(test)]
 mod write_tests {
     use std::os::unix::fs::PermissionsExt as _;

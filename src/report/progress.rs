@@ -6,7 +6,7 @@
 //! [`EVERY_CASES`] cases or [`EVERY`] of wall time, whichever comes first, so a slow run is
 //! never silent and a 20,000-case run does not print 20,000 lines.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -22,6 +22,8 @@ pub const EVERY_CASES: usize = 500;
 /// The progress reporter. See the module docs.
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// Where count lines go without a bar (stderr).
+    lines: Box<dyn std::io::Write + Send>,
     total: usize,
     done: usize,
     bad: [usize; 3],
@@ -38,6 +40,7 @@ impl Progress {
     pub fn with_bar(bar: bool) -> Self {
         Progress {
             bar: bar.then(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())),
+            lines: Box::new(std::io::stderr()),
             total: 0,
             done: 0,
             bad: [0; 3],
@@ -50,6 +53,14 @@ impl Progress {
             "{} UNSAFE, {} FAIL, {} ERROR",
             self.bad[0], self.bad[1], self.bad[2]
         )
+    }
+
+    /// No bar; the lines go to `out` instead of stderr.
+    pub fn lines_to(out: impl std::io::Write + Send + 'static) -> Self {
+        Progress {
+            lines: Box::new(out),
+            ..Progress::with_bar(false)
+        }
     }
 }
 
@@ -106,15 +117,14 @@ impl Reporter for Progress {
                     }
                     None => {
                         if let Some(line) = line {
-                            eprintln!("{line}");
+                            let _ = writeln!(self.lines, "{line}");
                         }
                         if self.done.is_multiple_of(EVERY_CASES) || self.last.elapsed() >= EVERY {
-                            eprintln!(
-                                "[{:>5}/{}] {} cases done ({})",
-                                self.done,
-                                self.total,
-                                self.done,
-                                self.totals()
+                            let totals = self.totals();
+                            let _ = writeln!(
+                                self.lines,
+                                "[{:>5}/{}] {} cases done ({totals})",
+                                self.done, self.total, self.done
                             );
                             self.last = Instant::now();
                         }
@@ -127,5 +137,56 @@ impl Reporter for Progress {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn off_a_terminal_bad_cases_and_a_count_line_every_500_cases() {
+        let out = Shared::default();
+        let mut p = Progress::lines_to(out.clone());
+        p.event(&Event::Started {
+            target: "t",
+            profile: crate::text::Profile::Docs,
+            total: 1_001,
+        });
+        for i in 1..=1_001 {
+            let verdict = match i {
+                3 => Verdict::Unsafe,
+                700 => Verdict::Fail,
+                _ => Verdict::Pass,
+            };
+            let mut r = crate::report::test_record(&format!("view/c{i}"), verdict);
+            if i == 700 {
+                r.expected_failure = Some("known".into());
+            }
+            p.event(&Event::CaseFinished(&r));
+        }
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "[    3/1001] UNSAFE     view/c3\n\
+             [  500/1001] 500 cases done (1 UNSAFE, 0 FAIL, 0 ERROR)\n\
+             [  700/1001] FAIL       view/c700 (expected)\n\
+             [ 1000/1001] 1000 cases done (1 UNSAFE, 1 FAIL, 0 ERROR)\n"
+        );
     }
 }

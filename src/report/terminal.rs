@@ -284,7 +284,6 @@ mod tests {
     use super::*;
     use crate::attack::oracle::Finding;
     use crate::protocol::ToolResult;
-    use crate::suite::Level;
     use crate::text::Profile;
 
     fn record(
@@ -295,13 +294,7 @@ mod tests {
         expected: &str,
     ) -> CaseRecord {
         CaseRecord {
-            id: id.into(),
-            category: id.split('/').next().unwrap().into(),
-            requirement: "R MUST hold.".into(),
             source: vec!["§3 S-4".into()],
-            level: Level::Must,
-            verdict,
-            expected_failure: None,
             findings: finding.into_iter().collect(),
             steps: vec![crate::certify::StepRecord {
                 input: serde_json::json!({"command": "delete", "path": "/memories/l"}),
@@ -310,7 +303,7 @@ mod tests {
                 expected: expected.into(),
                 verdict,
             }],
-            duration_ms: 1,
+            ..crate::report::test_record(id, verdict)
         }
     }
 

@@ -7,49 +7,20 @@
 //! fields: a read through `view.path` is `outside-read`; a write, move or delete through any
 //! other field is `outside-changed`.
 
+#[path = "../common/mod.rs"]
+mod common;
+use common::*;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use memcert::certify::{self, CaseRecord, Config, Event, Reporter};
+use memcert::attack::payloads::Field;
+use memcert::certify::{self, CaseRecord};
 use memcert::suite::catalog::{self, RunLevel};
 use memcert::suite::verdict::Verdict;
 use memcert::suite::Case;
 use memcert::target::inproc::InProcess;
-use memcert::target::python::adapter_command;
-use memcert::target::stdio::Stdio;
-use memcert::target::Target;
 use memcert::text::Profile;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn python() -> String {
-    std::env::var("MEMCERT_PYTHON").unwrap_or_else(|_| {
-        root()
-            .join(".venv/bin/python")
-            .to_string_lossy()
-            .into_owned()
-    })
-}
-
-#[derive(Default)]
-struct Collect(Vec<CaseRecord>);
-
-impl Reporter for Collect {
-    fn event(&mut self, e: &Event<'_>) {
-        if let Event::CaseFinished(r) = e {
-            self.0.push((*r).clone());
-        }
-    }
-}
-
-fn run(target: &mut dyn Target, cases: &[Case]) -> Vec<CaseRecord> {
-    let mut c = Collect::default();
-    certify::run(&Config::default(), cases, target, &mut c);
-    c.0
-}
 
 /// The full-level payload cases whose id matches one of `globs`.
 fn payload_cases(globs: &[String]) -> Vec<Case> {
@@ -67,24 +38,28 @@ fn kind_for(id: &str) -> &'static str {
     }
 }
 
-/// Run `cases` on the fixture and on the reference; every case must be UNSAFE with its kind
-/// on the fixture, and PASS or INFO on the reference.
-fn caught(fixture: &str, class: &str, cases: &[Case]) {
-    let dir = tempfile::tempdir().unwrap();
+/// Run `cases` on `fixtures/handlers/flawed/<fixture>.py:<class>` and on the reference. On the
+/// fixture every case must get `verdict`, with a finding of that verdict and of kind
+/// `kind(id)`; on the reference every case must be PASS or INFO. Returns both sets of records
+/// (fixture, reference) for checks of their own.
+fn caught_as(
+    fixture: &str,
+    class: &str,
+    cases: &[Case],
+    verdict: Verdict,
+    kind: impl Fn(&str) -> &'static str,
+) -> (Vec<CaseRecord>, Vec<CaseRecord>) {
     let spec = format!("fixtures/handlers/flawed/{fixture}.py:{class}");
-    let mut cmd = adapter_command(dir.path(), &python(), &spec).unwrap();
-    cmd.current_dir(root());
-    let mut t = Stdio::new(cmd, Duration::from_secs(20));
-    let got = run(&mut t, cases);
-    assert_eq!(got.len(), cases.len());
+    let (_dir, mut t) = python_target(&spec, Duration::from_secs(20));
+    let got = run_cases(&mut t, Profile::Docs, cases);
     let mut wrong = BTreeMap::new();
     for r in &got {
-        let kind = kind_for(&r.id);
+        let want = kind(&r.id);
         let has = r
             .findings
             .iter()
-            .any(|f| f.verdict == Verdict::Unsafe && f.kind == kind);
-        if r.verdict != Verdict::Unsafe || !has {
+            .any(|f| f.verdict == verdict && f.kind == want);
+        if r.verdict != verdict || !has {
             let kinds: Vec<String> = r
                 .findings
                 .iter()
@@ -98,7 +73,11 @@ fn caught(fixture: &str, class: &str, cases: &[Case]) {
         BTreeMap::new(),
         "{fixture}: cases not caught as expected"
     );
-    let reference = run(&mut InProcess::reference(Profile::Docs), cases);
+    let reference = run_cases(
+        &mut InProcess::reference(Profile::Docs),
+        Profile::Docs,
+        cases,
+    );
     for r in &reference {
         assert!(
             matches!(r.verdict, Verdict::Pass | Verdict::Info),
@@ -108,6 +87,12 @@ fn caught(fixture: &str, class: &str, cases: &[Case]) {
             r.findings
         );
     }
+    (got, reference)
+}
+
+/// Every case UNSAFE on the fixture, with the escape's kind for its field ([`kind_for`]).
+fn caught(fixture: &str, class: &str, cases: &[Case]) {
+    caught_as(fixture, class, cases, Verdict::Unsafe, kind_for);
 }
 
 /// `payload/traversal/<dot>/<slash>/depth-2/*` for each pair.
@@ -231,41 +216,25 @@ fn stripping_path_parameters_is_caught_by_semicolon_dots() {
 #[test]
 fn raw_os_errors_are_caught_by_long_names_as_host_path_disclosures() {
     // No escape: the `long` family's mistake is an OS error passed on with the host path (B07).
-    let fields = [
-        "view.path",
-        "create.path",
-        "str_replace.path",
-        "insert.path",
-        "delete.path",
-        "rename.old_path",
-    ];
+    // Every field but rename.new_path (whose other side, /memories/a.md, is what is opened).
     let globs: Vec<String> = ["component-256", "path-4097"]
         .iter()
-        .flat_map(|p| fields.iter().map(move |f| format!("payload/long/{p}/{f}")))
+        .flat_map(|p| {
+            Field::ALL[..6]
+                .iter()
+                .map(move |f| format!("payload/long/{p}/{}", f.as_str()))
+        })
         .collect();
     let cases = payload_cases(&globs);
     assert_eq!(cases.len(), 12);
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = adapter_command(
-        dir.path(),
-        &python(),
-        "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
-    )
-    .unwrap();
-    cmd.current_dir(root());
-    let got = run(&mut Stdio::new(cmd, Duration::from_secs(20)), &cases);
-    for r in &got {
-        assert_eq!(r.verdict, Verdict::Unsafe, "{}: {:?}", r.id, r.findings);
-        assert!(
-            r.findings
-                .iter()
-                .any(|f| f.verdict == Verdict::Unsafe && f.kind == "host-path-disclosed"),
-            "{}: {:?}",
-            r.id,
-            r.findings
-        );
-    }
-    for r in run(&mut InProcess::reference(Profile::Docs), &cases) {
+    let (_, reference) = caught_as(
+        "raw_os_errors",
+        "RawOsErrorsMemoryTool",
+        &cases,
+        Verdict::Unsafe,
+        |_| "host-path-disclosed",
+    );
+    for r in reference {
         assert_eq!(r.verdict, Verdict::Pass, "reference on {}", r.id);
     }
 }
@@ -293,17 +262,14 @@ fn a_root_guard_on_the_spelling_is_caught_by_root_aliases_in_delete() {
     .collect();
     let cases = payload_cases(&globs);
     assert_eq!(cases.len(), 5);
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = adapter_command(
-        dir.path(),
-        &python(),
-        "fixtures/handlers/flawed/root_alias_delete.py:RootAliasDeleteMemoryTool",
-    )
-    .unwrap();
-    cmd.current_dir(root());
-    let got = run(&mut Stdio::new(cmd, Duration::from_secs(20)), &cases);
+    let (got, reference) = caught_as(
+        "root_alias_delete",
+        "RootAliasDeleteMemoryTool",
+        &cases,
+        Verdict::Fail,
+        |_| "check",
+    );
     for r in &got {
-        assert_eq!(r.verdict, Verdict::Fail, "{}: {:?}", r.id, r.findings);
         assert!(
             r.findings.iter().any(|f| f.kind == "check"
                 && f.detail
@@ -313,7 +279,7 @@ fn a_root_guard_on_the_spelling_is_caught_by_root_aliases_in_delete() {
             r.findings
         );
     }
-    for r in run(&mut InProcess::reference(Profile::Docs), &cases) {
+    for r in reference {
         assert_eq!(r.verdict, Verdict::Pass, "reference on {}", r.id);
     }
 }
@@ -348,27 +314,11 @@ fn following_links_is_caught_by_planted_links_to_the_outside() {
     let globs: Vec<String> = ids.iter().map(|(id, _)| id.to_string()).collect();
     let cases = certify::select(catalog::all(), &globs, &[]).unwrap();
     assert_eq!(cases.len(), ids.len());
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = adapter_command(
-        dir.path(),
-        &python(),
-        "fixtures/handlers/flawed/follows_links.py:FollowsLinksMemoryTool",
-    )
-    .unwrap();
-    cmd.current_dir(root());
-    let got = run(&mut Stdio::new(cmd, Duration::from_secs(20)), &cases);
-    let kinds: BTreeMap<&str, (Verdict, bool)> = got
-        .iter()
-        .map(|r| {
-            let want = ids.iter().find(|(id, _)| *id == r.id).unwrap().1;
-            let has = r
-                .findings
-                .iter()
-                .any(|f| f.verdict == Verdict::Unsafe && f.kind == want);
-            (r.id.as_str(), (r.verdict, has))
-        })
-        .collect();
-    for (id, _) in ids {
-        assert_eq!(kinds[id], (Verdict::Unsafe, true), "{id}");
-    }
+    caught_as(
+        "follows_links",
+        "FollowsLinksMemoryTool",
+        &cases,
+        Verdict::Unsafe,
+        |id| ids.iter().find(|(i, _)| *i == id).unwrap().1,
+    );
 }

@@ -5,70 +5,30 @@
 //! and reports. New certifier tests go here; reply strings go in `tests/handler/`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use memcert::certify::{self, CaseRecord, Config, Event, Reporter};
+#[path = "../common/mod.rs"]
+mod common;
+use common::*;
+
+use memcert::attack::payloads::Field;
+use memcert::certify;
 use memcert::suite::catalog::{self, RunLevel};
 use memcert::suite::verdict::Verdict;
 use memcert::target::inproc::InProcess;
-use memcert::target::python::adapter_command;
 use memcert::target::stdio::Stdio;
 use memcert::target::Target;
 use memcert::text::Profile;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The pinned interpreter: `MEMCERT_PYTHON`, else `.venv/bin/python` (made by scripts/test.sh).
-fn python() -> String {
-    if let Ok(p) = std::env::var("MEMCERT_PYTHON") {
-        return p;
-    }
-    let venv = root().join(".venv/bin/python");
-    assert!(
-        venv.exists(),
-        "no .venv: run scripts/test.sh, which installs the pinned anthropic==2.14.0"
-    );
-    venv.to_string_lossy().into_owned()
-}
-
-#[derive(Default)]
-struct Collect(Vec<CaseRecord>);
-
-impl Reporter for Collect {
-    fn event(&mut self, e: &Event<'_>) {
-        if let Event::CaseFinished(r) = e {
-            self.0.push((*r).clone());
-        }
-    }
-}
 
 /// Run the cases matching `globs` (all but the races when empty: they have `tests/race/`).
 fn run(target: &mut dyn Target, profile: Profile, globs: &[&str]) -> BTreeMap<String, Verdict> {
     let globs: Vec<String> = globs.iter().map(|s| s.to_string()).collect();
     let cases = certify::select(catalog::all(), &globs, &["race/*".to_owned()]).unwrap();
-    let mut c = Collect::default();
-    certify::run(
-        &Config {
-            profile,
-            strict: false,
-            ..Default::default()
-        },
-        &cases,
-        target,
-        &mut c,
-    );
-    c.0.into_iter().map(|r| (r.id, r.verdict)).collect()
-}
-
-fn python_target(spec: &str, timeout: Duration) -> (tempfile::TempDir, Stdio) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = adapter_command(dir.path(), &python(), spec).unwrap();
-    cmd.current_dir(root());
-    (dir, Stdio::new(cmd, timeout))
+    run_cases(target, profile, &cases)
+        .into_iter()
+        .map(|r| (r.id, r.verdict))
+        .collect()
 }
 
 /// Number of race cases (run apart, in `tests/race/`).
@@ -119,14 +79,6 @@ fn with_permission_cases(
     expected
 }
 
-/// An expected verdict map from (id, verdict) pairs.
-fn want<const N: usize>(pairs: [(&str, Verdict); N]) -> BTreeMap<String, Verdict> {
-    pairs
-        .into_iter()
-        .map(|(id, v)| (id.to_owned(), v))
-        .collect()
-}
-
 /// The payload cases' verdicts other than PASS and INFO, and the number of INFO.
 fn payload_non_pass(v: &BTreeMap<String, Verdict>) -> (BTreeMap<String, Verdict>, usize) {
     let payload = v.iter().filter(|(k, _)| k.starts_with("payload/"));
@@ -147,20 +99,10 @@ fn run_payloads(
     profile: Profile,
     level: RunLevel,
 ) -> BTreeMap<String, Verdict> {
-    let cases = catalog::payload::cases(level);
-    let mut c = Collect::default();
-    certify::run(
-        &Config {
-            profile,
-            strict: false,
-            ..Default::default()
-        },
-        &cases,
-        target,
-        &mut c,
-    );
-    assert_eq!(c.0.len(), cases.len());
-    c.0.into_iter().map(|r| (r.id, r.verdict)).collect()
+    run_cases(target, profile, &catalog::payload::cases(level))
+        .into_iter()
+        .map(|r| (r.id, r.verdict))
+        .collect()
 }
 
 /// Both SDKs accept a sibling prefix (`/memoriesX/...`, `/memories_evil/...`) as a name inside
@@ -1022,24 +964,6 @@ fn stdio_command_lines_are_split_like_a_shell() {
 }
 
 /// The Node adapter's pinned SDK (`adapters/node/node_modules`, made by scripts/test.sh).
-fn node_path() -> PathBuf {
-    let p = root().join("adapters/node");
-    assert!(
-        p.join("node_modules/@anthropic-ai/sdk").exists(),
-        "no adapters/node/node_modules: run scripts/test.sh, which installs the pinned @anthropic-ai/sdk 1.14.0"
-    );
-    p
-}
-
-fn node_target(spec: &str) -> (tempfile::TempDir, Stdio) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd =
-        memcert::target::node::adapter_command(dir.path(), "node", spec, Some(&node_path()))
-            .unwrap();
-    cmd.current_dir(root());
-    (dir, Stdio::new(cmd, Duration::from_secs(20)))
-}
-
 /// Every verdict of the real TypeScript SDK handler that is not PASS, with the spec row it shows
 /// (the permission cases apart: [`typescript_sdk_expected_here`]).
 fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
@@ -1184,16 +1108,8 @@ fn typescript_sdk_payload_cases_at_the_standard_level() {
         "long/path-4097",
         "long/path-10000",
     ] {
-        for f in [
-            "view.path",
-            "create.path",
-            "str_replace.path",
-            "insert.path",
-            "delete.path",
-            "rename.old_path",
-            "rename.new_path",
-        ] {
-            expected.insert(format!("payload/{p}/{f}"), Verdict::Unsafe);
+        for f in Field::ALL {
+            expected.insert(format!("payload/{p}/{}", f.as_str()), Verdict::Unsafe);
         }
     }
     assert_eq!(payload_non_pass(&v), (expected, 436));

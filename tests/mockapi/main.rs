@@ -8,34 +8,21 @@
 //! requests. Each test asserts exact verdicts. New mock or app tests go here; the mock's request
 //! rules have unit tests in `src/mockapi.rs`.
 
+#[path = "../common/mod.rs"]
+mod common;
+use common::*;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use memcert::appcert::{self, AppConfig, AppRun};
-use memcert::certify::{CaseRecord, Config, Event, Reporter};
+use memcert::certify::{CaseRecord, Collect, Config};
 use memcert::mockapi::Threads;
 use memcert::suite::verdict::Verdict;
 use memcert::text::Profile;
 use memcert::transcript::Transcript;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The pinned interpreter: `MEMCERT_PYTHON`, else `.venv/bin/python` (made by scripts/test.sh).
-fn python() -> String {
-    if let Ok(p) = std::env::var("MEMCERT_PYTHON") {
-        return p;
-    }
-    let venv = root().join(".venv/bin/python");
-    assert!(
-        venv.exists(),
-        "no .venv: run scripts/test.sh, which installs the pinned anthropic==2.14.0"
-    );
-    venv.to_string_lossy().into_owned()
-}
 
 fn app(args: &str) -> String {
     let script = root().join("fixtures/apps/python_tool_runner.py");
@@ -45,11 +32,7 @@ fn app(args: &str) -> String {
 /// The Node app copied beside a link to the pinned SDK, so its imports resolve; the folder
 /// lives as long as the returned guard.
 fn node_app(args: &str) -> (tempfile::TempDir, String) {
-    let modules = root().join("adapters/node/node_modules");
-    assert!(
-        modules.join("@anthropic-ai/sdk").exists(),
-        "no adapters/node/node_modules: run scripts/test.sh, which installs the pinned @anthropic-ai/sdk"
-    );
+    let modules = node_path().join("node_modules");
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         root().join("fixtures/apps/node_tool_runner.mjs"),
@@ -59,17 +42,6 @@ fn node_app(args: &str) -> (tempfile::TempDir, String) {
     std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
     let cmd = format!("node {} {args}", dir.path().join("app.mjs").display());
     (dir, cmd)
-}
-
-#[derive(Default)]
-struct Collect(Vec<CaseRecord>);
-
-impl Reporter for Collect {
-    fn event(&mut self, e: &Event<'_>) {
-        if let Event::CaseFinished(r) = e {
-            self.0.push((*r).clone());
-        }
-    }
 }
 
 fn transcripts(ids: &[&str]) -> Vec<Transcript> {
@@ -120,13 +92,6 @@ fn run_as(
 
 fn verdicts(records: &[CaseRecord]) -> BTreeMap<String, Verdict> {
     records.iter().map(|r| (r.id.clone(), r.verdict)).collect()
-}
-
-fn want<const N: usize>(pairs: [(&str, Verdict); N]) -> BTreeMap<String, Verdict> {
-    pairs
-        .into_iter()
-        .map(|(id, v)| (id.to_owned(), v))
-        .collect()
 }
 
 const ALL_PASS: [(&str, Verdict); 4] = [
@@ -180,6 +145,32 @@ fn binary_certifies_the_python_sdk_app() {
     assert!(!scratch.path().join("run").exists());
 }
 
+/// Every conversation threaded (only new tool_results after the first turn), not streamed,
+/// finished, with nothing malformed or noted.
+fn assert_threaded(out: &AppRun) {
+    assert!(!out.wire.is_empty());
+    for w in &out.wire {
+        assert!(w.threaded && !w.full_history && !w.streamed, "{w:?}");
+        assert!(
+            w.finished && w.malformed.is_empty() && w.notes.is_empty(),
+            "{w:?}"
+        );
+    }
+}
+
+/// Every conversation streamed, had its thread refused and went on in full history, finished,
+/// with nothing malformed.
+fn assert_full_history_fallback(out: &AppRun) {
+    assert!(!out.wire.is_empty());
+    for w in &out.wire {
+        assert!(
+            w.streamed && w.full_history && w.threads_refused >= 1,
+            "{w:?}"
+        );
+        assert!(w.finished && w.malformed.is_empty(), "{w:?}");
+    }
+}
+
 /// Threaded (the default): after the first turn only the new tool_results are sent.
 #[test]
 fn python_sdk_threads_send_only_new_results() {
@@ -193,9 +184,7 @@ fn python_sdk_threads_send_only_new_results() {
         verdicts(&recs),
         want([("app/two-tool-uses", Verdict::Pass)])
     );
-    let w = &out.wire[0];
-    assert!(w.threaded && !w.full_history && !w.streamed, "{w:?}");
-    assert!(w.finished && w.malformed.is_empty() && w.notes.is_empty());
+    assert_threaded(&out);
 }
 
 /// Streaming, with threads refused: the runner falls back to full history and still passes.
@@ -208,13 +197,7 @@ fn python_sdk_streaming_with_threads_refused() {
         Duration::from_secs(60),
     );
     assert_eq!(verdicts(&recs), want(ALL_PASS));
-    for w in &out.wire {
-        assert!(
-            w.streamed && w.full_history && w.threads_refused >= 1,
-            "{w:?}"
-        );
-        assert!(w.finished && w.malformed.is_empty(), "{w:?}");
-    }
+    assert_full_history_fallback(&out);
 }
 
 /// The TypeScript SDK app, threaded (its default), not streaming: every transcript passes and
@@ -230,13 +213,7 @@ fn typescript_sdk_app_threaded() {
         Duration::from_secs(60),
     );
     assert_eq!(verdicts(&recs), want(ALL_PASS));
-    for w in &out.wire {
-        assert!(w.threaded && !w.full_history && !w.streamed, "{w:?}");
-        assert!(
-            w.finished && w.malformed.is_empty() && w.notes.is_empty(),
-            "{w:?}"
-        );
-    }
+    assert_threaded(&out);
 }
 
 /// The TypeScript SDK app streaming, with threads refused: full history, still every PASS.
@@ -251,13 +228,7 @@ fn typescript_sdk_app_streaming_with_threads_refused() {
         Duration::from_secs(60),
     );
     assert_eq!(verdicts(&recs), want(ALL_PASS));
-    for w in &out.wire {
-        assert!(
-            w.streamed && w.full_history && w.threads_refused >= 1,
-            "{w:?}"
-        );
-        assert!(w.finished && w.malformed.is_empty(), "{w:?}");
-    }
+    assert_full_history_fallback(&out);
 }
 
 /// A planted flaw caught end to end: the app runs a handler that joins `..` paths naively.

@@ -3,20 +3,18 @@
 //! cores while the harness swaps: a race finds a check-then-use handler with some probability
 //! only, and that probability falls under load.
 
-use std::path::PathBuf;
+#[path = "../common/mod.rs"]
+mod common;
+use common::*;
+
 use std::time::Duration;
 
 use memcert::certify::{run_case, Config};
 use memcert::suite::catalog;
 use memcert::suite::verdict::Verdict;
 use memcert::target::inproc::InProcess;
-use memcert::target::stdio::Stdio;
-use memcert::target::{node, python, Target};
+use memcert::target::Target;
 use memcert::text::Profile;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn verdicts(target: &mut dyn Target, profile: Profile) -> Vec<(String, Verdict)> {
     let config = Config {
@@ -70,23 +68,11 @@ fn the_reference_never_leaks_and_the_sdks_are_caught() {
     // on 5 to 7 of 8; a run under a load spike leaked in 3 of the 7), so no single case is
     // asserted UNSAFE; every case is UNSAFE or PASS, and a run where none leaks is a regression
     // of the harness.
-    let dir = tempfile::tempdir().unwrap();
-    let py = std::env::var("MEMCERT_PYTHON").unwrap_or_else(|_| {
-        root()
-            .join(".venv/bin/python")
-            .to_string_lossy()
-            .into_owned()
-    });
-    let cmd = python::adapter_command(
-        dir.path(),
-        &py,
+    let (_dir, mut t) = python_target(
         "anthropic.tools:BetaLocalFilesystemMemoryTool",
-    )
-    .unwrap();
-    let v = verdicts(
-        &mut Stdio::new(cmd, Duration::from_secs(20)),
-        Profile::PythonSdk,
+        Duration::from_secs(20),
     );
+    let v = verdicts(&mut t, Profile::PythonSdk);
     assert_eq!(v.len(), ids.len());
     assert!(
         v.iter()
@@ -99,17 +85,9 @@ fn the_reference_never_leaks_and_the_sdks_are_caught() {
     // leak dozens of times per run (20 to 133 of 400), so they are UNSAFE every time. Views and
     // edits leaked on every run measured too, and so did the delete and the rename out of it,
     // but those two can leak only once per run (the outside file is then gone): UNSAFE or PASS.
-    let cmd = node::adapter_command(
-        dir.path(),
-        "node",
-        "@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool",
-        Some(&root().join("adapters/node")),
-    )
-    .unwrap();
-    let v = verdicts(
-        &mut Stdio::new(cmd, Duration::from_secs(20)),
-        Profile::TypescriptSdk,
-    );
+    let (_dir, mut t) =
+        node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let v = verdicts(&mut t, Profile::TypescriptSdk);
     assert_eq!(v.len(), ids.len());
     for (id, verdict) in &v {
         let certain = [
