@@ -107,6 +107,15 @@ fn traversal(pairs: &[(&str, &str)]) -> Vec<Case> {
 }
 
 #[test]
+fn a_naive_join_is_caught_by_plain_dotdot() {
+    caught(
+        "naive_join",
+        "NaiveJoinMemoryTool",
+        &traversal(&[("plain", "slash")]),
+    );
+}
+
+#[test]
 fn decode_after_check_is_caught_by_single_encoded_dots_and_separators() {
     caught(
         "decode_after_check",

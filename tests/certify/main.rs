@@ -325,7 +325,7 @@ fn python_sdk_handler_gets_exactly_the_expected_verdicts() {
 #[test]
 fn handler_that_escapes_through_dotdot_is_unsafe() {
     let (_dir, mut t) = python_target(
-        "fixtures/handlers/escape_dotdot.py:NaiveJoinMemoryTool",
+        "fixtures/handlers/flawed/naive_join.py:NaiveJoinMemoryTool",
         Duration::from_secs(20),
     );
     let v = run(

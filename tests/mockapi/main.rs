@@ -234,7 +234,7 @@ fn typescript_sdk_app_streaming_with_threads_refused() {
 /// A planted flaw caught end to end: the app runs a handler that joins `..` paths naively.
 #[test]
 fn a_flawed_handler_in_the_app_is_unsafe() {
-    let handler = root().join("fixtures/handlers/escape_dotdot.py");
+    let handler = root().join("fixtures/handlers/flawed/naive_join.py");
     let cmd = app(&format!(
         "--no-thread --handler {}:NaiveJoinMemoryTool",
         handler.display()
