@@ -375,7 +375,5 @@ fn why_missing(ending: &Ending, log: &SessionLog, timeout: Duration, stderr: &st
 /// The last lines of a file, joined with ` | `.
 fn tail(path: &Path) -> String {
     let text = std::fs::read(path).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
+    crate::target::last_lines(&String::from_utf8_lossy(&text))
 }

@@ -509,11 +509,9 @@ fn explain(e: &crate::target::TargetError, target: &dyn Target) -> String {
         source = s.source();
     }
     if !matches!(e, crate::target::TargetError::Exited { .. }) {
-        let tail = target.stderr_tail();
-        let last: Vec<&str> = tail.lines().rev().take(5).collect();
+        let last = crate::target::last_lines(&target.stderr_tail());
         if !last.is_empty() {
-            let last: Vec<&str> = last.into_iter().rev().collect();
-            text.push_str(&format!("; stderr ends with: {}", last.join(" | ")));
+            text.push_str(&format!("; stderr ends with: {last}"));
         }
     }
     text

@@ -24,6 +24,13 @@ use serde_json::Value;
 
 use crate::protocol::ToolResult;
 
+/// The last five non-empty lines of a handler's (or app's) stderr, joined with ` | `: the
+/// one-line tail reports quote.
+pub(crate) fn last_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
 /// Why a target gave no answer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -100,4 +107,17 @@ pub trait Target {
 
     /// Stop the handler (end of run).
     fn shutdown(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn last_lines_keeps_the_last_five_non_empty_lines() {
+        assert_eq!(
+            super::last_lines("a\n\nb\nc\n  \nd\ne\nf\n"),
+            "b | c | d | e | f"
+        );
+        assert_eq!(super::last_lines("only\n"), "only");
+        assert_eq!(super::last_lines(""), "");
+    }
 }

@@ -332,11 +332,9 @@ fn exited(p: &mut Proc, stderr: String) -> TargetError {
         Ok(Some(s)) => s.to_string(),
         _ => "closed its stdout".to_owned(),
     };
-    let lines: Vec<&str> = stderr.lines().collect();
-    let last = lines[lines.len().saturating_sub(5)..].join(" | ");
     TargetError::Exited {
         status,
-        stderr: last,
+        stderr: super::last_lines(&stderr),
     }
 }
 
