@@ -222,13 +222,7 @@ fn run(cli: Cli) -> Result<i32> {
 }
 
 fn certify_cmd(args: CertifyArgs) -> Result<i32> {
-    if !(0.01..=86_400.0).contains(&args.timeout) {
-        bail!(
-            "--timeout must be between 0.01 and 86400 seconds, got {}",
-            args.timeout
-        );
-    }
-    let timeout = Duration::from_secs_f64(args.timeout);
+    let timeout = seconds("--timeout", args.timeout)?;
     for (what, path) in [
         ("JSON report", &args.report_json),
         ("JUnit report", &args.junit),
@@ -301,17 +295,9 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         expected,
         black_box: args.memory_dir_unknown,
     };
-    let mut files = file_reports(&args);
-    let mut terminal = Terminal::new(std::io::stdout());
-    let mut progress = Progress::new();
-    let summary = {
-        // Files first: they are written even if printing the terminal report is cut short.
-        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
-        reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
-        reporters.push(&mut terminal);
-        certify::run(&config, &cases, target.as_mut(), &mut Fanout(reporters))
-    };
-    finish(&files, &summary)
+    reported(&args, |reporter| {
+        Ok(certify::run(&config, &cases, target.as_mut(), reporter))
+    })
 }
 
 /// `certify --app`: every transcript through the mock, reported like catalog cases.
@@ -319,12 +305,7 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
     use memcert::appcert::{self, AppConfig};
     use memcert::mockapi::Threads;
     use memcert::transcript::Transcript;
-    if !(0.01..=86_400.0).contains(&args.app_timeout) {
-        bail!(
-            "--app-timeout must be between 0.01 and 86400 seconds, got {}",
-            args.app_timeout
-        );
-    }
+    let timeout = seconds("--app-timeout", args.app_timeout)?;
     let transcripts = match &args.transcripts {
         Some(dir) => Transcript::load_dir(dir)?,
         None => Transcript::builtin(),
@@ -350,7 +331,7 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
             .memory_dir
             .clone()
             .context("--app needs --memory-dir")?,
-        timeout: Duration::from_secs_f64(args.app_timeout),
+        timeout,
         threads: if args.threads == "refuse" {
             Threads::Refuse
         } else {
@@ -363,14 +344,34 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
             black_box: false,
         },
     };
-    let mut files = file_reports(&args);
+    reported(&args, |reporter| {
+        Ok(appcert::run(&app, &transcripts, reporter)?.summary)
+    })
+}
+
+/// A time limit flag in seconds, 0.01 to 86,400.
+fn seconds(flag: &str, value: f64) -> Result<Duration> {
+    if !(0.01..=86_400.0).contains(&value) {
+        bail!("{flag} must be between 0.01 and 86400 seconds, got {value}");
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+/// Run with every report the command line asks for (progress, the file reports, the terminal
+/// report), then the exit code ([`finish`]).
+fn reported(
+    args: &CertifyArgs,
+    run: impl FnOnce(&mut dyn Reporter) -> Result<certify::Summary>,
+) -> Result<i32> {
+    let mut files = file_reports(args);
     let mut terminal = Terminal::new(std::io::stdout());
     let mut progress = Progress::new();
     let summary = {
+        // Files first: they are written even if printing the terminal report is cut short.
         let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
         reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
         reporters.push(&mut terminal);
-        appcert::run(&app, &transcripts, &mut Fanout(reporters))?.summary
+        run(&mut Fanout(reporters))?
     };
     finish(&files, &summary)
 }
