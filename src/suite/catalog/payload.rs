@@ -22,8 +22,6 @@
 //! Levels choose which pairs run (see [`RunLevel`]); the choice is a fixed rotation over the
 //! corpus, never random, so a case id means the same input on every run and machine.
 
-use std::collections::BTreeMap;
-
 use super::{refused, success_is, B};
 use crate::attack::payloads::{corpus, Field, Payload};
 use crate::suite::{verdict::Verdict, Case, Expected, Level};
@@ -76,107 +74,74 @@ impl std::fmt::Display for RunLevel {
 
 /// The (payload, field) pairs a level runs, in corpus order.
 pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
-    let all = corpus();
-    let mut out = Vec::new();
-    if level == RunLevel::Full {
-        for p in all {
-            for f in Field::ALL {
-                out.push((p.clone(), f));
-            }
-        }
-        return out;
-    }
-    // Traversal payloads grouped by (dot, separator) spelling, in grammar order; each group
-    // holds its depths in order.
-    let mut groups: Vec<((String, String), Vec<Payload>)> = Vec::new();
-    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut others = Vec::new();
-    for p in all {
-        match (&p.dot, &p.slash) {
-            (Some(d), Some(s)) => {
-                let key = (d.clone(), s.clone());
-                let i = *index.entry(key.clone()).or_insert_with(|| {
-                    groups.push((key, Vec::new()));
-                    groups.len() - 1
-                });
-                groups[i].1.push(p);
-            }
-            _ => others.push(p),
-        }
-    }
     let fields = Field::ALL.len();
+    // The corpus lists the traversal payloads by (dot, separator) spelling, depths in order,
+    // then the other families.
+    let (traversal, others): (Vec<Payload>, Vec<Payload>) =
+        corpus().into_iter().partition(|p| p.dot.is_some());
+    let groups: Vec<&[Payload]> = traversal
+        .chunk_by(|a, b| a.dot == b.dot && a.slash == b.slash)
+        .collect();
+    // Combination `c` of a group: depth `c / 7`, field `c % 7`.
+    let pair = |group: &[Payload], c: usize| (group[c / fields].clone(), Field::ALL[c % fields]);
+    let every_field = |p: &Payload| Field::ALL.map(|f| (p.clone(), f));
     match level {
+        RunLevel::Full => traversal
+            .iter()
+            .chain(&others)
+            .flat_map(every_field)
+            .collect(),
         RunLevel::Standard => {
-            for (k, (_, group)) in groups.iter().enumerate() {
+            let mut out = Vec::new();
+            for (k, group) in groups.iter().enumerate() {
                 let combos = group.len() * fields;
                 let step = (combos / 4).max(1);
-                let mut picked = Vec::new();
-                for j in 0..4.min(combos) {
-                    let c = (k * 13 + j * step) % combos;
-                    if !picked.contains(&c) {
-                        picked.push(c);
-                    }
-                }
+                let mut picked: Vec<usize> = (0..4.min(combos))
+                    .map(|j| (k * 13 + j * step) % combos)
+                    .collect();
                 picked.sort_unstable();
-                for c in picked {
-                    out.push((group[c / fields].clone(), Field::ALL[c % fields]));
-                }
+                picked.dedup();
+                out.extend(picked.into_iter().map(|c| pair(group, c)));
             }
-            for p in others {
-                for f in Field::ALL {
-                    out.push((p.clone(), f));
-                }
-            }
+            out.extend(others.iter().flat_map(every_field));
+            out
         }
         RunLevel::Quick => {
             // Every dot spelling twice and every separator spelling once, rotating the partner
             // spelling, the depth and the field.
-            let dots: Vec<&String> = dedup(groups.iter().map(|((d, _), _)| d));
-            let slashes: Vec<&String> = dedup(groups.iter().map(|((_, s), _)| s));
-            let mut chosen: Vec<(usize, usize)> = Vec::new(); // (group, combo)
+            let g = crate::attack::payloads::grammar();
+            let mut chosen: Vec<(usize, usize)> = Vec::new(); // (group, combination)
             let mut n = 0usize;
-            let mut pick = |want: &dyn Fn(&(String, String)) -> bool, chosen: &mut Vec<_>| {
+            let mut pick = |is: &dyn Fn(&Payload) -> bool| {
                 let candidates: Vec<usize> =
-                    (0..groups.len()).filter(|&g| want(&groups[g].0)).collect();
-                if candidates.is_empty() {
-                    return;
+                    (0..groups.len()).filter(|&i| is(&groups[i][0])).collect();
+                if let Some(&i) = candidates.get(n % candidates.len().max(1)) {
+                    chosen.push((i, (n * 13) % (groups[i].len() * fields)));
+                    n += 1;
                 }
-                let g = candidates[n % candidates.len()];
-                let combos = groups[g].1.len() * fields;
-                chosen.push((g, (n * 13) % combos));
-                n += 1;
             };
-            for d in &dots {
-                for _ in 0..2 {
-                    pick(&|k| &k.0 == *d, &mut chosen);
-                }
+            for d in &g.dot {
+                pick(&|p| p.dot.as_ref() == Some(&d.name));
+                pick(&|p| p.dot.as_ref() == Some(&d.name));
             }
-            for s in &slashes {
-                pick(&|k| &k.1 == *s, &mut chosen);
+            for s in &g.slash {
+                pick(&|p| p.slash.as_ref() == Some(&s.name));
             }
             chosen.sort_unstable();
             chosen.dedup();
-            for (g, c) in chosen {
-                let group = &groups[g].1;
-                out.push((group[c / fields].clone(), Field::ALL[c % fields]));
-            }
-            for (i, p) in others.into_iter().enumerate() {
-                out.push((p, Field::ALL[i % fields]));
-            }
-        }
-        RunLevel::Full => unreachable!("handled above"),
-    }
-    out
-}
-
-fn dedup<'a>(it: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
-    let mut v: Vec<&String> = Vec::new();
-    for s in it {
-        if !v.contains(&s) {
-            v.push(s);
+            let mut out: Vec<_> = chosen
+                .into_iter()
+                .map(|(i, c)| pair(groups[i], c))
+                .collect();
+            out.extend(
+                others
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, p)| (p, Field::ALL[i % fields])),
+            );
+            out
         }
     }
-    v
 }
 
 /// The case id of a pair: `payload/<payload id>/<field>`.
@@ -256,6 +221,7 @@ pub fn cases(level: RunLevel) -> Vec<Case> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
     use std::collections::HashSet;
 
     #[test]
