@@ -340,10 +340,10 @@ fn files_over_the_size_limit_are_refused_for_reading_and_editing() {
 
 #[test]
 fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
-    // Each payload once, in a field that rotates over the seven path fields (the whole product
-    // is 7x larger; it is the planned `full` level of the certifier, not a CI test).
+    // Each payload once, in a field that rotates over the seven path fields, as the certifier's
+    // payload case (`suite::catalog::payload::case`; `--level full` runs all seven).
     use memcert::attack::payloads::{corpus, Field};
-    use memcert::suite::{Accept, Level, Reply, Step};
+    use memcert::suite::catalog::payload;
     let mut target = InProcess::reference(Profile::Docs);
     let config = Config {
         profile: Profile::Docs,
@@ -353,32 +353,7 @@ fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
     let mut literal = BTreeSet::new();
     for (i, p) in corpus().into_iter().enumerate() {
         let field = Field::ALL[i % Field::ALL.len()];
-        let accept = |verdict, reply| Accept {
-            verdict,
-            reply,
-            profiles: vec![],
-            note: String::new(),
-        };
-        let case = Case {
-            id: format!("payload/{}/{}", p.id, field.as_str()),
-            source: p.source.clone(),
-            requirement: "A payload MUST be refused or stay inside the root.".into(),
-            level: Level::Must,
-            setup: vec![Fs::File {
-                path: "/memories/a.md".into(),
-                content: b"a\n".to_vec(),
-            }],
-            steps: vec![Step {
-                input: field.input(&p.text),
-                accept: vec![
-                    accept(Verdict::Pass, Reply::AnyError),
-                    accept(Verdict::Info, Reply::AnySuccess),
-                ],
-            }],
-            checks: vec![],
-            race: None,
-            batch: false,
-        };
+        let case = payload::case(&p, field);
         let rec = run_case(&case, &mut target, &config);
         assert!(
             matches!(rec.verdict, Verdict::Pass | Verdict::Info),
