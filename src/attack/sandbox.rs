@@ -525,6 +525,11 @@ fn node_at(p: &Path) -> Option<Node> {
 /// The node at `p` (links not followed) and its permission bits, from one `lstat`.
 fn node_and_mode_at(p: &Path) -> Option<(Node, u32)> {
     let meta = std::fs::symlink_metadata(p).ok()?;
+    Some(node_and_mode(p, &meta))
+}
+
+/// The node at `p` and its permission bits, given its `lstat` metadata.
+fn node_and_mode(p: &Path, meta: &std::fs::Metadata) -> (Node, u32) {
     let ft = meta.file_type();
     let node = if ft.is_symlink() {
         Node::Symlink(std::fs::read_link(p).unwrap_or_default())
@@ -535,7 +540,7 @@ fn node_and_mode_at(p: &Path) -> Option<(Node, u32)> {
     } else {
         Node::Other
     };
-    Some((node, meta.permissions().mode() & 0o7777))
+    (node, meta.permissions().mode() & 0o7777)
 }
 
 /// A file's bytes (empty when it cannot be read), read without the size `stat` `std::fs::read`
@@ -567,9 +572,11 @@ fn walk_unchecked(top: &Path, dir: &Path, skip: &Path, out: &mut Tree) {
         if p == skip {
             continue;
         }
-        let Some((node, mode)) = node_and_mode_at(&p) else {
+        // The entry's metadata comes from its folder's descriptor (fstatat, no path walk).
+        let Ok(meta) = e.metadata() else {
             continue;
         };
+        let (node, mode) = node_and_mode(&p, &meta);
         let rel = p.strip_prefix(top).unwrap_or(&p).to_path_buf();
         let is_dir = node == Node::Dir;
         out.insert(rel, (node, mode));
