@@ -37,6 +37,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::protocol::{Content, ToolResult};
+use crate::suite::verdict::Verdict;
 
 /// What the mock does with threaded requests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,6 +47,117 @@ pub enum Threads {
     Accept,
     /// Answer `400 thread_unsupported_request`: the runner re-sends unthreaded, full history.
     Refuse,
+}
+
+/// A fault the mock injects, to certify the app's own retry and failure behaviour
+/// (`--inject`). Turns count from 1, as a person reads a transcript; each session (transcript)
+/// gets the fault anew.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// `STATUS@TURN[xTIMES]` (e.g. `529@3`, `500@2x3`): the first `times` requests for that turn
+    /// get a Messages-API-shaped error with this status (`overloaded_error` for 529,
+    /// `rate_limit_error` for 429, `api_error` otherwise), `x-should-retry: true` and
+    /// `retry-after-ms: 10` for 408, 409, 429 and 5xx, `false` otherwise. Both pinned SDKs retry a
+    /// retryable status twice (messages-api-wire §6).
+    Status {
+        /// HTTP status, 400..=599.
+        status: u16,
+        /// 1-based turn.
+        turn: usize,
+        /// How many requests for that turn get it.
+        times: usize,
+    },
+    /// `drop@TURN[xTIMES]`: the answer to that turn is cut midway and the connection closed:
+    /// a stream after its first delta event, a JSON body after half its bytes (the
+    /// `Content-Length` promises the whole). Served by the hyper listener, since wiremock only
+    /// sends whole bodies.
+    Drop {
+        /// 1-based turn.
+        turn: usize,
+        /// How many requests for that turn get it.
+        times: usize,
+    },
+}
+
+impl std::str::FromStr for Fault {
+    type Err = String;
+
+    /// Parse `529@3`, `500@2x3`, `drop@2`, `drop@1x2`.
+    fn from_str(s: &str) -> Result<Fault, String> {
+        let bad = || {
+            format!("bad fault {s:?}: expected STATUS@TURN or drop@TURN, optionally xTIMES (e.g. 529@3, drop@2, 500@1x3)")
+        };
+        let (what, at) = s.split_once('@').ok_or_else(bad)?;
+        let (turn, times) = match at.split_once('x') {
+            Some((t, n)) => (t, n.parse::<usize>().map_err(|_| bad())?),
+            None => (at, 1),
+        };
+        let turn = turn.parse::<usize>().map_err(|_| bad())?;
+        if turn == 0 || times == 0 {
+            return Err(format!("{}; turns and times count from 1", bad()));
+        }
+        if what == "drop" {
+            return Ok(Fault::Drop { turn, times });
+        }
+        match what.parse::<u16>() {
+            Ok(status @ 400..=599) => Ok(Fault::Status {
+                status,
+                turn,
+                times,
+            }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, turn, times) = match self {
+            Fault::Status {
+                status,
+                turn,
+                times,
+            } => (status.to_string(), turn, times),
+            Fault::Drop { turn, times } => ("drop".to_owned(), turn, times),
+        };
+        write!(f, "{what}@{turn}")?;
+        if *times != 1 {
+            write!(f, "x{times}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Fault {
+    fn turn(&self) -> usize {
+        match self {
+            Fault::Status { turn, .. } | Fault::Drop { turn, .. } => *turn,
+        }
+    }
+
+    fn times(&self) -> usize {
+        match self {
+            Fault::Status { times, .. } | Fault::Drop { times, .. } => *times,
+        }
+    }
+}
+
+/// How a mock behaves; [`Default`] is threads accepted, no faults.
+#[derive(Clone, Debug, Default)]
+pub struct MockConfig {
+    /// What to do with threaded requests.
+    pub threads: Threads,
+    /// Faults to inject, in every session.
+    pub faults: Vec<Fault>,
+}
+
+impl From<Threads> for MockConfig {
+    fn from(threads: Threads) -> MockConfig {
+        MockConfig {
+            threads,
+            faults: Vec::new(),
+        }
+    }
 }
 
 /// One assistant turn as the mock serves it.
@@ -68,6 +180,15 @@ pub struct Captured {
     pub result: ToolResult,
 }
 
+/// A finding about the request's `context_management` (`shared/spec/context-editing.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ContextFinding {
+    /// `INFO` for advice (e.g. `memory` not in `exclude_tools`), `NON-STRICT` for a rule broken.
+    pub verdict: Verdict,
+    /// One sentence naming the edit and the rule.
+    pub detail: String,
+}
+
 /// Everything a session saw.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SessionLog {
@@ -77,15 +198,21 @@ pub struct SessionLog {
     pub results: BTreeMap<String, Captured>,
     /// Turns served, in order (a retry serves a turn again).
     pub served: Vec<usize>,
+    /// Requests per turn (0-based), faults and retries included.
+    pub attempts: BTreeMap<usize, usize>,
     /// The final text turn was served.
     pub finished: bool,
     /// Requests answered with an error, with the message sent.
     pub malformed: Vec<String>,
     /// Threaded requests refused with `thread_unsupported_request`.
     pub threads_refused: usize,
+    /// Injected faults delivered, one line each (`529 at turn 3`, `stream cut at turn 2`).
+    pub faults: Vec<String>,
     /// Conformance notes that do not stop the conversation (`is_error: false`, a retry with a
     /// different result).
     pub notes: Vec<String>,
+    /// Findings about `context_management`, each once.
+    pub context: Vec<ContextFinding>,
     /// Some request carried `thread`.
     pub threaded: bool,
     /// Some request re-sent history (more than one message).
@@ -101,31 +228,48 @@ struct Session {
 
 #[derive(Default)]
 struct State {
-    threads: Threads,
+    config: MockConfig,
     sessions: Vec<Session>,
+}
+
+enum Backend {
+    Wiremock {
+        // Dropped before the runtime that started it.
+        server: Option<wiremock::MockServer>,
+        _runtime: tokio::runtime::Runtime,
+    },
+    Listener(listener::Listener),
 }
 
 /// A running mock; see the module docs. Dropping it stops the server.
 pub struct MockApi {
-    // Dropped before the runtime that started it.
-    server: Option<wiremock::MockServer>,
-    _runtime: tokio::runtime::Runtime,
+    backend: Backend,
+    uri: String,
     state: Arc<Mutex<State>>,
 }
 
 impl MockApi {
-    /// Start a mock on `127.0.0.1` with an ephemeral port.
+    /// Start a mock on `127.0.0.1` with an ephemeral port: wiremock, or the hyper listener when
+    /// a [`Fault::Drop`] is asked for.
     ///
     /// # Errors
-    /// The runtime cannot be built.
-    pub fn start(threads: Threads) -> std::io::Result<MockApi> {
+    /// The runtime cannot be built or the port cannot be bound.
+    pub fn start(config: impl Into<MockConfig>) -> std::io::Result<MockApi> {
+        let config = config.into();
+        let cut = config
+            .faults
+            .iter()
+            .any(|f| matches!(f, Fault::Drop { .. }));
+        let state = Arc::new(Mutex::new(State {
+            config,
+            sessions: Vec::new(),
+        }));
+        if cut {
+            return MockApi::start_listener_with(state);
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let state = Arc::new(Mutex::new(State {
-            threads,
-            sessions: Vec::new(),
-        }));
         let responder = Responder(Arc::clone(&state));
         let server = runtime.block_on(async {
             let server = wiremock::MockServer::builder()
@@ -140,8 +284,32 @@ impl MockApi {
             server
         });
         Ok(MockApi {
-            server: Some(server),
-            _runtime: runtime,
+            uri: server.uri(),
+            backend: Backend::Wiremock {
+                server: Some(server),
+                _runtime: runtime,
+            },
+            state,
+        })
+    }
+
+    /// Start the hyper listener whatever the faults (it serves everything wiremock does, and
+    /// cut streams); the tests run both backends through the same conversations.
+    ///
+    /// # Errors
+    /// The runtime cannot be built or the port cannot be bound.
+    pub fn start_listener(config: impl Into<MockConfig>) -> std::io::Result<MockApi> {
+        MockApi::start_listener_with(Arc::new(Mutex::new(State {
+            config: config.into(),
+            sessions: Vec::new(),
+        })))
+    }
+
+    fn start_listener_with(state: Arc<Mutex<State>>) -> std::io::Result<MockApi> {
+        let l = listener::Listener::start(Arc::clone(&state))?;
+        Ok(MockApi {
+            uri: format!("http://{}", l.addr),
+            backend: Backend::Listener(l),
             state,
         })
     }
@@ -158,7 +326,7 @@ impl MockApi {
 
     /// The server's address, `http://127.0.0.1:P`.
     pub fn uri(&self) -> String {
-        self.server.as_ref().map(|s| s.uri()).unwrap_or_default()
+        self.uri.clone()
     }
 
     /// The base URL of a session, for `ANTHROPIC_BASE_URL`.
@@ -178,7 +346,10 @@ impl MockApi {
 
 impl Drop for MockApi {
     fn drop(&mut self) {
-        drop(self.server.take());
+        match &mut self.backend {
+            Backend::Wiremock { server, .. } => drop(server.take()),
+            Backend::Listener(l) => l.stop(),
+        }
     }
 }
 
@@ -195,29 +366,126 @@ fn parse_tool_use_id(id: &str) -> Option<(usize, usize, usize)> {
     it.next().is_none().then_some((s, t, k))
 }
 
+/// A request as both backends see it.
+struct Request<'a> {
+    path: &'a str,
+    body: &'a [u8],
+    /// `x-api-key` or `authorization` is present.
+    has_key: bool,
+    /// The `anthropic-beta` header values, joined with `,`.
+    betas: String,
+}
+
+impl Request<'_> {
+    fn beta(&self, name: &str) -> bool {
+        self.betas.split(',').any(|b| b.trim() == name)
+    }
+}
+
 struct Responder(Arc<Mutex<State>>);
 
 impl wiremock::Respond for Responder {
     fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
-        let has_key = request.headers.contains_key("x-api-key")
-            || request.headers.contains_key("authorization");
-        let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let reply = answer(&mut st, request.url.path(), &request.body, has_key);
-        match reply {
-            Reply::Json(status, body) => wiremock::ResponseTemplate::new(status)
-                .insert_header("x-should-retry", "false")
-                .set_body_json(body),
-            Reply::Sse(body) => wiremock::ResponseTemplate::new(200)
-                .insert_header("cache-control", "no-cache")
-                .set_body_raw(body, "text/event-stream"),
+        let header = |name: &str| {
+            request
+                .headers
+                .get_all(name)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let req = Request {
+            path: request.url.path(),
+            body: &request.body,
+            has_key: request.headers.contains_key("x-api-key")
+                || request.headers.contains_key("authorization"),
+            betas: header("anthropic-beta"),
+        };
+        let r = {
+            let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            answer(&mut st, &req).render()
+        };
+        // wiremock sends whole bodies only; `MockApi::start` picks the listener for cuts.
+        debug_assert!(r.keep.is_none());
+        let mut t = wiremock::ResponseTemplate::new(r.status);
+        for (k, v) in r.headers {
+            t = t.insert_header(k, v);
         }
+        t.set_body_raw(r.body, r.content_type)
     }
 }
 
 #[derive(Debug, PartialEq)]
 enum Reply {
+    /// A JSON body: a message, or an error that must not be retried.
     Json(u16, Value),
+    /// A complete SSE stream.
     Sse(String),
+    /// An injected error status, retryable as the status says.
+    Fault(u16, Value),
+    /// An injected cut: `body` (SSE when `sse`) is sent up to byte `keep`, then the connection
+    /// is closed.
+    Cut {
+        sse: bool,
+        body: String,
+        keep: usize,
+    },
+}
+
+/// A reply as bytes on the wire, for either backend.
+struct Rendered {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    content_type: &'static str,
+    body: Vec<u8>,
+    /// Send only this many bytes of `body`, then close the connection.
+    keep: Option<usize>,
+}
+
+impl Reply {
+    fn render(self) -> Rendered {
+        let json = |status, v: Value, retry: bool| {
+            let mut headers = vec![("x-should-retry", retry.to_string())];
+            if retry {
+                headers.push(("retry-after-ms", "10".into()));
+            }
+            Rendered {
+                status,
+                headers,
+                content_type: "application/json",
+                body: v.to_string().into_bytes(),
+                keep: None,
+            }
+        };
+        let sse = |body: String, keep| Rendered {
+            status: 200,
+            headers: vec![("cache-control", "no-cache".into())],
+            content_type: "text/event-stream",
+            body: body.into_bytes(),
+            keep,
+        };
+        match self {
+            Reply::Json(status, v) => json(status, v, false),
+            Reply::Fault(status, v) => json(status, v, retryable(status)),
+            Reply::Sse(body) => sse(body, None),
+            Reply::Cut {
+                sse: true,
+                body,
+                keep,
+            } => sse(body, Some(keep)),
+            Reply::Cut { body, keep, .. } => Rendered {
+                keep: Some(keep),
+                body: body.into_bytes(),
+                ..json(200, Value::Null, false)
+            },
+        }
+    }
+}
+
+/// The statuses the SDKs retry (messages-api-wire §6).
+fn retryable(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429) || status >= 500
 }
 
 fn api_error(status: u16, kind: &str, message: &str) -> Reply {
@@ -236,18 +504,20 @@ fn session_of(path: &str, sessions: usize) -> Option<usize> {
     (sessions == 1).then_some(0)
 }
 
-fn answer(st: &mut State, path: &str, body: &[u8], has_key: bool) -> Reply {
-    let threads = st.threads;
-    let Some(n) = session_of(path, st.sessions.len()) else {
+fn answer(st: &mut State, req: &Request) -> Reply {
+    let Some(n) = session_of(req.path, st.sessions.len()) else {
         return api_error(
             404,
             "not_found_error",
-            &format!("memcert mock: no session at {path}; use the base URL memcert gave"),
+            &format!(
+                "memcert mock: no session at {}; use the base URL memcert gave",
+                req.path
+            ),
         );
     };
     let session = &mut st.sessions[n];
     session.log.requests += 1;
-    let reply = answer_session(session, n, threads, body, has_key);
+    let reply = answer_session(session, n, &st.config, req);
     if let Reply::Json(status, v) = &reply {
         if *status >= 400 && v["error"]["details"]["error_code"] != "thread_unsupported_request" {
             let msg = v["error"]["message"].as_str().unwrap_or("").to_owned();
@@ -257,28 +527,24 @@ fn answer(st: &mut State, path: &str, body: &[u8], has_key: bool) -> Reply {
     reply
 }
 
-fn answer_session(
-    session: &mut Session,
-    n: usize,
-    threads: Threads,
-    body: &[u8],
-    has_key: bool,
-) -> Reply {
+fn answer_session(session: &mut Session, n: usize, config: &MockConfig, req: &Request) -> Reply {
     let bad = |m: String| api_error(400, "invalid_request_error", &format!("memcert mock: {m}"));
-    if !has_key {
+    if !req.has_key {
         return api_error(
             401,
             "authentication_error",
             "memcert mock: no x-api-key or authorization header",
         );
     }
-    let Ok(Value::Object(req)) = serde_json::from_slice::<Value>(body) else {
+    let Ok(Value::Object(req_obj)) = serde_json::from_slice::<Value>(req.body) else {
         return bad("the body is not a JSON object".into());
     };
-    let thread = req.get("thread").filter(|t| !t.is_null() && **t != false);
+    let thread = req_obj
+        .get("thread")
+        .filter(|t| !t.is_null() && **t != false);
     if thread.is_some() {
         session.log.threaded = true;
-        if threads == Threads::Refuse {
+        if config.threads == Threads::Refuse {
             session.log.threads_refused += 1;
             return Reply::Json(
                 400,
@@ -288,9 +554,9 @@ fn answer_session(
             );
         }
     }
-    let stream = req.get("stream") == Some(&Value::Bool(true));
+    let stream = req_obj.get("stream") == Some(&Value::Bool(true));
     session.log.streamed |= stream;
-    let Some(messages) = req.get("messages").and_then(Value::as_array) else {
+    let Some(messages) = req_obj.get("messages").and_then(Value::as_array) else {
         return bad("`messages` must be an array".into());
     };
     session.log.full_history |= messages.len() > 1;
@@ -381,11 +647,77 @@ fn answer_session(
     let Some(turn) = session.turns.get(next) else {
         return bad("the conversation is over: there is no turn after the final text".into());
     };
+    let attempt = {
+        let a = session.log.attempts.entry(next).or_default();
+        *a += 1;
+        *a
+    };
+    if let Some(c) = req_obj_context(&req_obj) {
+        for f in check_context(c, req) {
+            if !session.log.context.contains(&f) {
+                session.log.context.push(f);
+            }
+        }
+    }
+    // Faults count the requests for their turn; a retry past `times` is served normally.
+    let mut earlier = 0;
+    for fault in config.faults.iter().filter(|f| f.turn() == next + 1) {
+        if attempt > earlier + fault.times() {
+            earlier += fault.times();
+            continue;
+        }
+        match *fault {
+            Fault::Status { status, .. } => {
+                session
+                    .log
+                    .faults
+                    .push(format!("{status} at turn {} (attempt {attempt})", next + 1));
+                let kind = match status {
+                    529 => "overloaded_error",
+                    429 => "rate_limit_error",
+                    500..=599 => "api_error",
+                    _ => "invalid_request_error",
+                };
+                return Reply::Fault(
+                    status,
+                    json!({"type": "error", "error": {"type": kind,
+                        "message": format!("memcert mock: injected {status} at turn {}", next + 1)}}),
+                );
+            }
+            Fault::Drop { .. } => {
+                session.log.faults.push(format!(
+                    "answer cut at turn {} (attempt {attempt})",
+                    next + 1
+                ));
+                let message = message_json(n, next, turn, context_applied(&req_obj));
+                if stream {
+                    let body = sse(&message);
+                    // Up to the end of the first delta event (messages-api-wire §5).
+                    let keep = body
+                        .find("event: content_block_delta")
+                        .and_then(|i| body[i..].find("\n\n").map(|j| i + j + 2))
+                        .unwrap_or(body.len() / 2);
+                    return Reply::Cut {
+                        sse: true,
+                        body,
+                        keep,
+                    };
+                }
+                let body = message.to_string();
+                let keep = body.len() / 2;
+                return Reply::Cut {
+                    sse: false,
+                    body,
+                    keep,
+                };
+            }
+        }
+    }
     session.log.served.push(next);
     if turn.tool_use.is_empty() {
         session.log.finished = true;
     }
-    let message = message_json(n, next, turn);
+    let message = message_json(n, next, turn, context_applied(&req_obj));
     if stream {
         Reply::Sse(sse(&message))
     } else {
@@ -393,7 +725,145 @@ fn answer_session(
     }
 }
 
-fn message_json(n: usize, index: usize, turn: &ServedTurn) -> Value {
+/// The request's `context_management`, unless absent or null.
+fn req_obj_context(req: &serde_json::Map<String, Value>) -> Option<&Value> {
+    req.get("context_management").filter(|c| !c.is_null())
+}
+
+/// A plausible `context_management` for the answer: one `applied_edits` entry per known
+/// clearing edit, with nothing cleared (the mock's conversations stay far below any trigger).
+fn context_applied(req: &serde_json::Map<String, Value>) -> Option<Value> {
+    let edits = req_obj_context(req)?.get("edits")?.as_array()?;
+    let applied: Vec<Value> = edits
+        .iter()
+        .filter_map(|e| match e["type"].as_str()? {
+            t @ CLEAR_TOOL_USES => {
+                Some(json!({"type": t, "cleared_tool_uses": 0, "cleared_input_tokens": 0}))
+            }
+            t @ CLEAR_THINKING => {
+                Some(json!({"type": t, "cleared_thinking_turns": 0, "cleared_input_tokens": 0}))
+            }
+            _ => None,
+        })
+        .collect();
+    Some(json!({ "applied_edits": applied }))
+}
+
+const CLEAR_TOOL_USES: &str = "clear_tool_uses_20250919";
+const CLEAR_THINKING: &str = "clear_thinking_20251015";
+const COMPACT: &str = "compact_20260112";
+const CONTEXT_BETA: &str = "context-management-2025-06-27";
+
+/// Check `context_management` against the documented rules (`shared/spec/context-editing.md`,
+/// parameter shapes as in the pinned SDKs' types): the beta header, `edits` an array of
+/// objects with a known `type`, each parameter's shape, `clear_thinking_20251015` before
+/// `clear_tool_uses_20250919`, and (advice, INFO) `memory` in `exclude_tools`.
+fn check_context(c: &Value, req: &Request) -> Vec<ContextFinding> {
+    let mut out = Vec::new();
+    let mut rule = |detail: String| {
+        out.push(ContextFinding {
+            verdict: Verdict::NonStrict,
+            detail,
+        })
+    };
+    if !req.beta(CONTEXT_BETA) {
+        rule(format!(
+            "context_management is sent without the `anthropic-beta: {CONTEXT_BETA}` header"
+        ));
+    }
+    let Some(edits) = c.get("edits").and_then(Value::as_array) else {
+        rule("context_management.edits must be an array of edits".into());
+        return out;
+    };
+    let tokens = |v: &Value, kinds: &[&str]| {
+        v.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| kinds.contains(&t))
+            && v.get("value").and_then(Value::as_u64).is_some()
+            && v.as_object().is_some_and(|o| o.len() == 2)
+    };
+    let mut advice = Vec::new();
+    let mut first_tool_uses = None;
+    for (i, e) in edits.iter().enumerate() {
+        let at = format!("context_management.edits[{i}]");
+        let Some(obj) = e.as_object() else {
+            rule(format!("{at} must be an object with a `type`"));
+            continue;
+        };
+        let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            CLEAR_TOOL_USES => {
+                first_tool_uses.get_or_insert(i);
+                for (k, v) in obj {
+                    let ok = match k.as_str() {
+                        "type" => true,
+                        "trigger" => tokens(v, &["input_tokens", "tool_uses"]),
+                        "keep" => tokens(v, &["tool_uses"]),
+                        "clear_at_least" => v.is_null() || tokens(v, &["input_tokens"]),
+                        "exclude_tools" => {
+                            v.is_null()
+                                || v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+                        }
+                        "clear_tool_inputs" => {
+                            v.is_null()
+                                || v.is_boolean()
+                                || v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+                        }
+                        _ => {
+                            rule(format!("{at} ({kind}): unknown parameter `{k}`"));
+                            continue;
+                        }
+                    };
+                    if !ok {
+                        rule(format!("{at} ({kind}): `{k}` has the wrong shape: {v}"));
+                    }
+                }
+                let excluded = obj
+                    .get("exclude_tools")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|t| t == "memory"));
+                if !excluded {
+                    advice.push(ContextFinding {
+                        verdict: Verdict::Info,
+                        detail: format!("{at} ({kind}): `memory` is not in `exclude_tools`, so the agent's own memory calls can be cleared (the documented advice is to exclude it)"),
+                    });
+                }
+            }
+            CLEAR_THINKING => {
+                if let Some(t) = first_tool_uses {
+                    rule(format!("{at} ({CLEAR_THINKING}) comes after context_management.edits[{t}] ({CLEAR_TOOL_USES}); it must be listed first"));
+                }
+                for (k, v) in obj {
+                    let ok = match k.as_str() {
+                        "type" => true,
+                        "keep" => {
+                            v == "all"
+                                || tokens(v, &["thinking_turns"])
+                                || (v["type"] == "all"
+                                    && v.as_object().is_some_and(|o| o.len() == 1))
+                        }
+                        _ => {
+                            rule(format!("{at} ({kind}): unknown parameter `{k}`"));
+                            continue;
+                        }
+                    };
+                    if !ok {
+                        rule(format!("{at} ({kind}): `{k}` has the wrong shape: {v}"));
+                    }
+                }
+            }
+            COMPACT => advice.push(ContextFinding {
+                verdict: Verdict::Info,
+                detail: format!("{at} ({COMPACT}): compaction is not checked by the mock"),
+            }),
+            other => rule(format!("{at}: unknown strategy type {other:?}")),
+        }
+    }
+    out.extend(advice);
+    out
+}
+
+fn message_json(n: usize, index: usize, turn: &ServedTurn, applied: Option<Value>) -> Value {
     let mut content = Vec::new();
     if let Some(text) = &turn.text {
         content.push(json!({"type": "text", "text": text}));
@@ -406,9 +876,13 @@ fn message_json(n: usize, index: usize, turn: &ServedTurn) -> Value {
     } else {
         "tool_use"
     };
-    json!({"id": format!("msg_mc{n}_{index}"), "type": "message", "role": "assistant",
+    let mut m = json!({"id": format!("msg_mc{n}_{index}"), "type": "message", "role": "assistant",
            "model": "claude-memcert-mock", "content": content, "stop_reason": stop,
-           "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})
+           "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}});
+    if let Some(applied) = applied {
+        m["context_management"] = applied;
+    }
+    m
 }
 
 /// The SSE body of a message: `message_start`, per block `content_block_start`, deltas
@@ -422,6 +896,9 @@ fn sse(message: &Value) -> String {
     let mut start = message.clone();
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
+    let applied = start
+        .as_object_mut()
+        .and_then(|m| m.remove("context_management"));
     event(
         "message_start",
         json!({"type": "message_start", "message": start}),
@@ -465,12 +942,221 @@ fn sse(message: &Value) -> String {
             json!({"type": "content_block_stop", "index": i}),
         );
     }
-    event(
-        "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": null}, "usage": {"output_tokens": 1}}),
-    );
+    let mut delta = json!({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": null}, "usage": {"output_tokens": 1}});
+    if let Some(applied) = applied {
+        delta["context_management"] = applied;
+    }
+    event("message_delta", delta);
     event("message_stop", json!({"type": "message_stop"}));
     out
+}
+
+/// The hyper listener: the same [`answer`] as the wiremock responder, plus cut bodies.
+mod listener {
+    use std::convert::Infallible;
+    use std::future::Future;
+    use std::net::SocketAddr;
+    use std::pin::Pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll};
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use http_body_util::BodyExt;
+    use hyper::body::{Body, Frame, Incoming};
+
+    use super::{answer, Request, State};
+
+    /// A running listener; [`Listener::stop`] (or drop) closes the port and every connection.
+    pub(super) struct Listener {
+        pub(super) addr: SocketAddr,
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Listener {
+        pub(super) fn start(state: Arc<Mutex<State>>) -> std::io::Result<Listener> {
+            let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+            std_listener.set_nonblocking(true)?;
+            let addr = std_listener.local_addr()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
+            let thread = std::thread::Builder::new()
+                .name("memcert-mock".into())
+                .spawn(move || {
+                    runtime.block_on(async move {
+                        let Ok(listener) = tokio::net::TcpListener::from_std(std_listener) else {
+                            return;
+                        };
+                        loop {
+                            tokio::select! {
+                                _ = &mut rx => break,
+                                accepted = listener.accept() => {
+                                    let Ok((stream, _)) = accepted else { continue };
+                                    let state = Arc::clone(&state);
+                                    tokio::spawn(async move {
+                                        let service = hyper::service::service_fn(move |req| {
+                                            serve(Arc::clone(&state), req)
+                                        });
+                                        let _ = hyper::server::conn::http1::Builder::new()
+                                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                                            .await;
+                                    });
+                                }
+                            }
+                        }
+                    });
+                    // Dropping the runtime here cancels every connection task.
+                    drop(runtime);
+                })?;
+            Ok(Listener {
+                addr,
+                stop: Some(tx),
+                thread: Some(thread),
+            })
+        }
+
+        pub(super) fn stop(&mut self) {
+            if let Some(tx) = self.stop.take() {
+                let _ = tx.send(());
+            }
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    impl Drop for Listener {
+        fn drop(&mut self) {
+            self.stop();
+        }
+    }
+
+    async fn serve(
+        state: Arc<Mutex<State>>,
+        req: hyper::Request<Incoming>,
+    ) -> Result<hyper::Response<MockBody>, Infallible> {
+        let (parts, body) = req.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let path = parts.uri.path().to_owned();
+        let betas = parts
+            .headers
+            .get_all("anthropic-beta")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect::<Vec<_>>()
+            .join(",");
+        let r = if parts.method != hyper::Method::POST || !path.ends_with("/v1/messages") {
+            super::api_error(
+                404,
+                "not_found_error",
+                &format!(
+                    "memcert mock: only POST …/v1/messages is served, not {} {path}",
+                    parts.method
+                ),
+            )
+            .render()
+        } else {
+            let request = Request {
+                path: &path,
+                body: &body,
+                has_key: parts.headers.contains_key("x-api-key")
+                    || parts.headers.contains_key("authorization"),
+                betas,
+            };
+            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+            answer(&mut st, &request).render()
+        };
+        let mut b = hyper::Response::builder()
+            .status(r.status)
+            .header("content-type", r.content_type);
+        for (k, v) in &r.headers {
+            b = b.header(*k, v);
+        }
+        let body = match r.keep {
+            None => MockBody::whole(r.body),
+            Some(keep) => {
+                // A JSON body promises all its bytes; a stream is chunked.
+                if r.content_type == "application/json" {
+                    b = b.header("content-length", r.body.len());
+                }
+                MockBody::cut(r.body, keep)
+            }
+        };
+        Ok(b.body(body)
+            .unwrap_or_else(|_| hyper::Response::new(MockBody::whole(Vec::new()))))
+    }
+
+    /// A body sent whole, or cut: its first `keep` bytes, a pause so they reach the client,
+    /// then an error that makes hyper close the connection without ending the body.
+    pub(super) struct MockBody {
+        data: Option<Bytes>,
+        exact_len: Option<u64>,
+        cut: Option<Pin<Box<tokio::time::Sleep>>>,
+    }
+
+    impl MockBody {
+        fn whole(body: Vec<u8>) -> MockBody {
+            MockBody {
+                exact_len: Some(body.len() as u64),
+                data: Some(Bytes::from(body)),
+                cut: None,
+            }
+        }
+
+        fn cut(body: Vec<u8>, keep: usize) -> MockBody {
+            let mut body = Bytes::from(body);
+            body.truncate(keep);
+            MockBody {
+                data: Some(body),
+                exact_len: None,
+                cut: Some(Box::pin(tokio::time::sleep(Duration::from_millis(50)))),
+            }
+        }
+    }
+
+    impl Body for MockBody {
+        type Data = Bytes;
+        type Error = std::io::Error;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+            if let Some(d) = self.data.take() {
+                return Poll::Ready(Some(Ok(Frame::data(d))));
+            }
+            match self.cut.as_mut() {
+                None => Poll::Ready(None),
+                Some(sleep) => match sleep.as_mut().poll(cx) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(()) => {
+                        self.cut = None;
+                        Poll::Ready(Some(Err(std::io::Error::other(
+                            "memcert mock: injected cut",
+                        ))))
+                    }
+                },
+            }
+        }
+
+        fn is_end_stream(&self) -> bool {
+            self.data.is_none() && self.cut.is_none()
+        }
+
+        fn size_hint(&self) -> hyper::body::SizeHint {
+            match self.exact_len {
+                Some(n) => hyper::body::SizeHint::with_exact(n),
+                None => hyper::body::SizeHint::default(),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -480,7 +1166,7 @@ mod tests {
     fn state() -> State {
         let view = json!({"command": "view", "path": "/memories"});
         State {
-            threads: Threads::Accept,
+            config: MockConfig::default(),
             sessions: vec![Session {
                 turns: vec![
                     ServedTurn {
@@ -498,12 +1184,22 @@ mod tests {
     }
 
     fn post(st: &mut State, body: Value) -> Reply {
-        answer(
-            st,
-            "/prefix/s/0/v1/messages",
-            body.to_string().as_bytes(),
-            true,
-        )
+        post_with(st, body, "")
+    }
+
+    fn post_with(st: &mut State, body: Value, betas: &str) -> Reply {
+        let body = body.to_string();
+        let req = Request {
+            path: "/prefix/s/0/v1/messages",
+            body: body.as_bytes(),
+            has_key: true,
+            betas: betas.into(),
+        };
+        answer(st, &req)
+    }
+
+    fn first() -> Value {
+        json!({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]})
     }
 
     fn results(ids: &[&str]) -> Value {
@@ -557,7 +1253,7 @@ mod tests {
     #[test]
     fn refused_threads_are_not_malformed() {
         let mut st = state();
-        st.threads = Threads::Refuse;
+        st.config.threads = Threads::Refuse;
         let Reply::Json(400, e) = post(&mut st, results(&["toolu_mc0_0_0", "toolu_mc0_0_1"]))
         else {
             panic!()
@@ -573,15 +1269,20 @@ mod tests {
     fn dropping_the_mock_closes_its_port() {
         use std::net::TcpStream;
         use std::time::{Duration, Instant};
-        let m = MockApi::start(Threads::Accept).unwrap();
-        let addr = m.uri().trim_start_matches("http://").to_owned();
-        assert!(addr.starts_with("127.0.0.1:"), "{addr}");
-        drop(TcpStream::connect(&addr).expect("the mock listens"));
-        drop(m);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while TcpStream::connect(&addr).is_ok() {
-            assert!(Instant::now() < deadline, "{addr} still listens after drop");
-            std::thread::sleep(Duration::from_millis(20));
+        for m in [
+            MockApi::start(Threads::Accept).unwrap(),
+            MockApi::start_listener(Threads::Accept).unwrap(),
+        ] {
+            let addr = m.uri().trim_start_matches("http://").to_owned();
+            assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+            let open = TcpStream::connect(&addr).expect("the mock listens");
+            drop(m);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while TcpStream::connect(&addr).is_ok() {
+                assert!(Instant::now() < deadline, "{addr} still listens after drop");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(open);
         }
     }
 
@@ -609,5 +1310,244 @@ mod tests {
             serde_json::from_str::<Value>(&joined).unwrap(),
             json!({"command": "view", "path": "/memories"})
         );
+    }
+
+    #[test]
+    fn faults_parse_and_print_back() {
+        for s in ["529@3", "500@2x3", "drop@2", "drop@1x2", "429@1"] {
+            assert_eq!(s.parse::<Fault>().unwrap().to_string(), s);
+        }
+        assert_eq!(
+            "529@3".parse::<Fault>(),
+            Ok(Fault::Status {
+                status: 529,
+                turn: 3,
+                times: 1
+            })
+        );
+        assert_eq!(
+            "drop@2x2".parse::<Fault>(),
+            Ok(Fault::Drop { turn: 2, times: 2 })
+        );
+        for bad in ["529", "200@1", "drop@0", "529@1x0", "cut@2", "529@x"] {
+            let e = bad.parse::<Fault>().unwrap_err();
+            assert!(e.starts_with(&format!("bad fault {bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_status_fault_answers_its_turn_then_the_retry_is_served() {
+        let mut st = state();
+        st.config.faults = vec!["529@1x2".parse().unwrap()];
+        for attempt in 1..=2 {
+            let Reply::Fault(529, e) = post(&mut st, first()) else {
+                panic!()
+            };
+            assert_eq!(e["error"]["type"], "overloaded_error");
+            assert_eq!(
+                st.sessions[0].log.faults.last().unwrap(),
+                &format!("529 at turn 1 (attempt {attempt})")
+            );
+        }
+        let Reply::Json(200, m) = post(&mut st, first()) else {
+            panic!()
+        };
+        assert_eq!(m["id"], "msg_mc0_0");
+        let log = &st.sessions[0].log;
+        assert_eq!(log.attempts, BTreeMap::from([(0, 3)]));
+        assert_eq!(log.served, [0]);
+        assert!(
+            log.malformed.is_empty(),
+            "an injected fault is not malformed"
+        );
+        let r = Reply::Fault(529, json!({})).render();
+        assert_eq!(
+            r.headers,
+            [
+                ("x-should-retry", "true".to_owned()),
+                ("retry-after-ms", "10".to_owned())
+            ]
+        );
+        let r = Reply::Fault(400, json!({})).render();
+        assert_eq!(r.headers, [("x-should-retry", "false".to_owned())]);
+    }
+
+    #[test]
+    fn a_drop_fault_cuts_the_stream_after_its_first_delta() {
+        let mut st = state();
+        st.config.faults = vec!["drop@1".parse().unwrap()];
+        let mut body = first();
+        body["stream"] = json!(true);
+        let Reply::Cut {
+            sse: true,
+            body: b,
+            keep,
+        } = post(&mut st, body.clone())
+        else {
+            panic!()
+        };
+        let sent = &b[..keep];
+        assert!(sent.ends_with("\n\n"), "{sent}");
+        let names: Vec<&str> = sent
+            .lines()
+            .filter_map(|l| l.strip_prefix("event: "))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta"
+            ]
+        );
+        assert!(matches!(post(&mut st, body), Reply::Sse(_)));
+        let Reply::Json(200, _) = post(&mut st, first()) else {
+            panic!()
+        };
+        let mut st = state();
+        st.config.faults = vec!["drop@1".parse().unwrap()];
+        let Reply::Cut {
+            sse: false,
+            body,
+            keep,
+        } = post(&mut st, first())
+        else {
+            panic!()
+        };
+        assert_eq!(keep, body.len() / 2);
+        assert_eq!(
+            st.sessions[0].log.faults,
+            ["answer cut at turn 1 (attempt 1)"]
+        );
+    }
+
+    fn context(edits: Value) -> Value {
+        let mut b = first();
+        b["context_management"] = json!({ "edits": edits });
+        b
+    }
+
+    fn context_findings(body: Value, betas: &str) -> Vec<(Verdict, String)> {
+        let mut st = state();
+        post_with(&mut st, body, betas);
+        st.sessions[0]
+            .log
+            .context
+            .iter()
+            .map(|f| (f.verdict, f.detail.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn context_management_is_checked_against_the_documented_rules() {
+        let good = context(json!([
+            {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}},
+            {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 100000},
+             "keep": {"type": "tool_uses", "value": 3}, "clear_at_least": {"type": "input_tokens", "value": 5000},
+             "exclude_tools": ["memory"], "clear_tool_inputs": false}
+        ]));
+        assert_eq!(
+            context_findings(good.clone(), "context-management-2025-06-27"),
+            []
+        );
+        let mut st = state();
+        let Reply::Json(200, m) = post_with(&mut st, good, "context-management-2025-06-27") else {
+            panic!()
+        };
+        assert_eq!(
+            m["context_management"],
+            json!({"applied_edits": [
+                {"type": "clear_thinking_20251015", "cleared_thinking_turns": 0, "cleared_input_tokens": 0},
+                {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 0, "cleared_input_tokens": 0}]})
+        );
+        let bad = context(json!([
+            {"type": "clear_tool_uses_20250919", "keep": {"type": "input_tokens", "value": 3}, "max": 1},
+            {"type": "clear_thinking_20251015"},
+            {"type": "clear_everything"}
+        ]));
+        let ns = Verdict::NonStrict;
+        assert_eq!(
+            context_findings(bad, "other-beta"),
+            [
+                (ns, "context_management is sent without the `anthropic-beta: context-management-2025-06-27` header".to_owned()),
+                (ns, "context_management.edits[0] (clear_tool_uses_20250919): `keep` has the wrong shape: {\"type\":\"input_tokens\",\"value\":3}".to_owned()),
+                (ns, "context_management.edits[0] (clear_tool_uses_20250919): unknown parameter `max`".to_owned()),
+                (ns, "context_management.edits[1] (clear_thinking_20251015) comes after context_management.edits[0] (clear_tool_uses_20250919); it must be listed first".to_owned()),
+                (ns, "context_management.edits[2]: unknown strategy type \"clear_everything\"".to_owned()),
+                (Verdict::Info, "context_management.edits[0] (clear_tool_uses_20250919): `memory` is not in `exclude_tools`, so the agent's own memory calls can be cleared (the documented advice is to exclude it)".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_streamed_answer_reports_applied_edits_in_message_delta() {
+        let mut st = state();
+        let mut b =
+            context(json!([{"type": "clear_tool_uses_20250919", "exclude_tools": ["memory"]}]));
+        b["stream"] = json!(true);
+        let Reply::Sse(text) = post_with(&mut st, b, "context-management-2025-06-27") else {
+            panic!()
+        };
+        let data: Vec<Value> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect();
+        assert_eq!(data[0]["message"].get("context_management"), None);
+        let delta = data.iter().find(|d| d["type"] == "message_delta").unwrap();
+        assert_eq!(
+            delta["context_management"]["applied_edits"][0]["type"],
+            "clear_tool_uses_20250919"
+        );
+    }
+
+    /// One raw HTTP/1.1 request; the bytes until the server closes or `limit` passes.
+    fn raw_post(uri: &str, body: &str) -> Vec<u8> {
+        use std::io::{Read, Write};
+        let addr = uri.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        write!(
+            s,
+            "POST /s/0/v1/messages HTTP/1.1\r\nhost: {addr}\r\nx-api-key: k\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        out
+    }
+
+    #[test]
+    fn the_listener_serves_whole_answers_and_cuts_on_request() {
+        let turns = state().sessions.remove(0).turns;
+        let m = MockApi::start_listener(Threads::Accept).unwrap();
+        m.add_session(turns.clone());
+        let out = String::from_utf8(raw_post(&m.uri(), &first().to_string())).unwrap();
+        let (head, body) = out.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(head.contains("content-type: application/json"), "{head}");
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["content"][0]["id"], "toolu_mc0_0_0");
+
+        let m = MockApi::start(MockConfig {
+            threads: Threads::Accept,
+            faults: vec!["drop@1".parse().unwrap()],
+        })
+        .unwrap();
+        m.add_session(turns);
+        let mut b = first();
+        b["stream"] = json!(true);
+        let out = String::from_utf8(raw_post(&m.uri(), &b.to_string())).unwrap();
+        let (head, body) = out.split_once("\r\n\r\n").unwrap();
+        assert!(head.contains("transfer-encoding: chunked"), "{head}");
+        assert!(body.contains("event: content_block_delta"), "{body}");
+        assert!(!body.contains("message_stop"), "{body}");
+        assert!(
+            !body.ends_with("0\r\n\r\n"),
+            "the chunked body is never ended: {body}"
+        );
+        assert_eq!(m.log(0).faults, ["answer cut at turn 1 (attempt 1)"]);
     }
 }
