@@ -33,7 +33,7 @@ use crate::attack::oracle::{Finding, Observation};
 use crate::attack::sandbox::Sandbox;
 use crate::certify::Summary;
 use crate::certify::{instantiate, record, strings_of, CaseRecord, Config, Event, Reporter};
-use crate::mockapi::{tool_use_id, MockApi, ServedTurn, SessionLog, Threads};
+use crate::mockapi::{tool_use_id, Fault, MockApi, MockConfig, ServedTurn, SessionLog, Threads};
 use crate::suite::verdict::Verdict;
 use crate::transcript::Transcript;
 
@@ -49,6 +49,9 @@ pub struct AppConfig {
     pub timeout: Duration,
     /// What the mock does with threaded requests.
     pub threads: Threads,
+    /// Faults the mock injects in every transcript (`--inject`), to certify the app's own
+    /// retry and failure behaviour; empty for none.
+    pub faults: Vec<Fault>,
     /// Profile, strictness, expected failures.
     pub config: Config,
 }
@@ -116,7 +119,11 @@ pub fn run(
             });
         }
     }
-    let mock = MockApi::start(app.threads).map_err(AppError::Mock)?;
+    let mock = MockApi::start(MockConfig {
+        threads: app.threads,
+        faults: app.faults.clone(),
+    })
+    .map_err(AppError::Mock)?;
     let name = format!("app: {}", app.command);
     reporter.event(&Event::Started {
         target: &name,
@@ -218,16 +225,34 @@ fn run_one(
             k_in_turn.push(tool_use_id(session, turn, k));
         }
     }
+    // After an injected fault the conversation may end early: what came is graded, what did
+    // not is the fault's finding below, not a missing reply.
+    let faulted = !log.faults.is_empty();
     for id in &k_in_turn {
         match log.results.get(id) {
             Some(c) => obs.replies.push(Ok(c.result.clone())),
             None => {
-                obs.replies.push(Err(missing.clone()));
+                if !faulted {
+                    obs.replies.push(Err(missing.clone()));
+                }
                 break;
             }
         }
     }
     let mut extra = Vec::new();
+    if faulted {
+        extra.push(fault_finding(&log, &ending, &missing, &stderr));
+    }
+    for c in &log.context {
+        extra.push(Finding {
+            verdict: match c.verdict {
+                Verdict::NonStrict if app.config.strict => Verdict::Fail,
+                v => v,
+            },
+            kind: "context-management".into(),
+            detail: c.detail.clone(),
+        });
+    }
     for m in &log.malformed {
         extra.push(Finding {
             verdict: Verdict::Error,
@@ -256,7 +281,7 @@ fn run_one(
             }),
             _ => {}
         }
-    } else if obs.replies.iter().all(Result::is_ok) {
+    } else if !faulted && obs.replies.iter().all(Result::is_ok) {
         // Every tool_result came, but the final turn was never asked for.
         extra.push(Finding {
             verdict: Verdict::Error,
@@ -276,6 +301,50 @@ fn run_one(
         record(&case, &inputs, obs, &app.config, extra, started),
         log,
     )
+}
+
+/// How the app dealt with the injected faults (messages-api-wire §5, §6): finishing anyway is
+/// recovery (INFO); stopping with a failure status is a loud failure (INFO: nothing was
+/// pretended); exiting 0 without finishing swallowed the failure (FAIL: the user is told all
+/// went well); a timeout or a failed start is an ERROR.
+fn fault_finding(log: &SessionLog, ending: &Ending, missing: &str, stderr: &str) -> Finding {
+    let faults = log.faults.join(", ");
+    let (verdict, kind, detail) = if log.finished {
+        (
+            Verdict::Info,
+            "fault-recovered",
+            format!("injected {faults}; the app retried and finished the conversation"),
+        )
+    } else {
+        match ending {
+            Ending::Exited(s) if s.success() => (
+                Verdict::Fail,
+                "fault-swallowed",
+                format!(
+                    "injected {faults}; the app exited with status 0 without finishing the conversation ({} request(s), {} tool_result(s) received): the failure was swallowed and its user is told all went well",
+                    log.requests,
+                    log.results.len()
+                ),
+            ),
+            Ending::Exited(s) => (
+                Verdict::Info,
+                "fault-failed-loudly",
+                format!(
+                    "injected {faults}; the app {} without finishing the conversation: it failed loudly{}",
+                    status_words(s),
+                    stderr_words(stderr)
+                ),
+            ),
+            Ending::TimedOut | Ending::NotStarted(_) => {
+                (Verdict::Error, "fault-no-end", format!("injected {faults}; {missing}"))
+            }
+        }
+    };
+    Finding {
+        verdict,
+        kind: kind.into(),
+        detail,
+    }
 }
 
 /// Start the app for one session and wait for it within the time limit.

@@ -122,6 +122,12 @@ struct CertifyArgs {
     /// answers them with thread_unsupported_request, so the runner falls back to full history.
     #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"], requires = "app")]
     threads: String,
+    /// With --app: inject a fault in every transcript, to certify the app's own retry and
+    /// failure behaviour (repeatable): `STATUS@TURN` (e.g. `529@3`: the first request for turn
+    /// 3 gets an overloaded_error), `drop@TURN` (the answer to that turn is cut midway), each
+    /// optionally `xTIMES` (`500@2x3`). Turns count from 1.
+    #[arg(long = "inject", value_name = "FAULT", requires = "app")]
+    inject: Vec<memcert::mockapi::Fault>,
     /// Which wording is PASS: docs, python-sdk or typescript-sdk.
     #[arg(long, default_value = "docs", value_name = "PROFILE")]
     profile: Profile,
@@ -337,6 +343,7 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
         } else {
             Threads::Accept
         },
+        faults: args.inject.clone(),
         config: Config {
             profile: args.profile,
             strict: args.strict,

@@ -77,6 +77,16 @@ pub enum Fault {
         /// How many requests for that turn get it.
         times: usize,
     },
+    /// `truncate@TURN[xTIMES]`: the answer to that turn ends early but cleanly (the HTTP body
+    /// is complete): a stream after its first delta event, with no `message_delta` or
+    /// `message_stop`; a JSON body after half its bytes. The Python SDK takes such a stream as a
+    /// partial reply and stops without an error (messages-api-wire §5).
+    Truncate {
+        /// 1-based turn.
+        turn: usize,
+        /// How many requests for that turn get it.
+        times: usize,
+    },
 }
 
 impl std::str::FromStr for Fault {
@@ -85,7 +95,7 @@ impl std::str::FromStr for Fault {
     /// Parse `529@3`, `500@2x3`, `drop@2`, `drop@1x2`.
     fn from_str(s: &str) -> Result<Fault, String> {
         let bad = || {
-            format!("bad fault {s:?}: expected STATUS@TURN or drop@TURN, optionally xTIMES (e.g. 529@3, drop@2, 500@1x3)")
+            format!("bad fault {s:?}: expected STATUS@TURN, drop@TURN or truncate@TURN, optionally xTIMES (e.g. 529@3, drop@2, 500@1x3)")
         };
         let (what, at) = s.split_once('@').ok_or_else(bad)?;
         let (turn, times) = match at.split_once('x') {
@@ -96,8 +106,10 @@ impl std::str::FromStr for Fault {
         if turn == 0 || times == 0 {
             return Err(format!("{}; turns and times count from 1", bad()));
         }
-        if what == "drop" {
-            return Ok(Fault::Drop { turn, times });
+        match what {
+            "drop" => return Ok(Fault::Drop { turn, times }),
+            "truncate" => return Ok(Fault::Truncate { turn, times }),
+            _ => {}
         }
         match what.parse::<u16>() {
             Ok(status @ 400..=599) => Ok(Fault::Status {
@@ -119,6 +131,7 @@ impl std::fmt::Display for Fault {
                 times,
             } => (status.to_string(), turn, times),
             Fault::Drop { turn, times } => ("drop".to_owned(), turn, times),
+            Fault::Truncate { turn, times } => ("truncate".to_owned(), turn, times),
         };
         write!(f, "{what}@{turn}")?;
         if *times != 1 {
@@ -131,13 +144,17 @@ impl std::fmt::Display for Fault {
 impl Fault {
     fn turn(&self) -> usize {
         match self {
-            Fault::Status { turn, .. } | Fault::Drop { turn, .. } => *turn,
+            Fault::Status { turn, .. }
+            | Fault::Drop { turn, .. }
+            | Fault::Truncate { turn, .. } => *turn,
         }
     }
 
     fn times(&self) -> usize {
         match self {
-            Fault::Status { times, .. } | Fault::Drop { times, .. } => *times,
+            Fault::Status { times, .. }
+            | Fault::Drop { times, .. }
+            | Fault::Truncate { times, .. } => *times,
         }
     }
 }
@@ -424,12 +441,13 @@ enum Reply {
     Sse(String),
     /// An injected error status, retryable as the status says.
     Fault(u16, Value),
-    /// An injected cut: `body` (SSE when `sse`) is sent up to byte `keep`, then the connection
-    /// is closed.
+    /// An injected cut: `body` (SSE when `sse`) is sent up to byte `keep`; then the connection
+    /// is closed (`abort`) or the body ends cleanly.
     Cut {
         sse: bool,
         body: String,
         keep: usize,
+        abort: bool,
     },
 }
 
@@ -470,9 +488,27 @@ impl Reply {
             Reply::Fault(status, v) => json(status, v, retryable(status)),
             Reply::Sse(body) => sse(body, None),
             Reply::Cut {
+                body,
+                keep,
+                abort: false,
+                sse: is_sse,
+            } => {
+                let mut body = body.into_bytes();
+                body.truncate(keep);
+                Rendered {
+                    body,
+                    ..if is_sse {
+                        sse(String::new(), None)
+                    } else {
+                        json(200, Value::Null, false)
+                    }
+                }
+            }
+            Reply::Cut {
                 sse: true,
                 body,
                 keep,
+                ..
             } => sse(body, Some(keep)),
             Reply::Cut { body, keep, .. } => Rendered {
                 keep: Some(keep),
@@ -684,9 +720,11 @@ fn answer_session(session: &mut Session, n: usize, config: &MockConfig, req: &Re
                         "message": format!("memcert mock: injected {status} at turn {}", next + 1)}}),
                 );
             }
-            Fault::Drop { .. } => {
+            Fault::Drop { .. } | Fault::Truncate { .. } => {
+                let abort = matches!(fault, Fault::Drop { .. });
+                let what = if abort { "cut" } else { "truncated" };
                 session.log.faults.push(format!(
-                    "answer cut at turn {} (attempt {attempt})",
+                    "answer {what} at turn {} (attempt {attempt})",
                     next + 1
                 ));
                 let message = message_json(n, next, turn, context_applied(&req_obj));
@@ -701,6 +739,7 @@ fn answer_session(session: &mut Session, n: usize, config: &MockConfig, req: &Re
                         sse: true,
                         body,
                         keep,
+                        abort,
                     };
                 }
                 let body = message.to_string();
@@ -709,6 +748,7 @@ fn answer_session(session: &mut Session, n: usize, config: &MockConfig, req: &Re
                     sse: false,
                     body,
                     keep,
+                    abort,
                 };
             }
         }
@@ -1314,7 +1354,14 @@ mod tests {
 
     #[test]
     fn faults_parse_and_print_back() {
-        for s in ["529@3", "500@2x3", "drop@2", "drop@1x2", "429@1"] {
+        for s in [
+            "529@3",
+            "500@2x3",
+            "drop@2",
+            "drop@1x2",
+            "429@1",
+            "truncate@4",
+        ] {
             assert_eq!(s.parse::<Fault>().unwrap().to_string(), s);
         }
         assert_eq!(
@@ -1382,6 +1429,7 @@ mod tests {
             sse: true,
             body: b,
             keep,
+            abort: true,
         } = post(&mut st, body.clone())
         else {
             panic!()
@@ -1410,6 +1458,7 @@ mod tests {
             sse: false,
             body,
             keep,
+            abort: true,
         } = post(&mut st, first())
         else {
             panic!()
@@ -1418,6 +1467,29 @@ mod tests {
         assert_eq!(
             st.sessions[0].log.faults,
             ["answer cut at turn 1 (attempt 1)"]
+        );
+    }
+
+    #[test]
+    fn a_truncated_answer_is_a_complete_body_that_stops_early() {
+        let mut st = state();
+        st.config.faults = vec!["truncate@1".parse().unwrap()];
+        let mut body = first();
+        body["stream"] = json!(true);
+        let r = post(&mut st, body).render();
+        assert_eq!(
+            (r.status, r.content_type, r.keep),
+            (200, "text/event-stream", None)
+        );
+        let text = String::from_utf8(r.body).unwrap();
+        assert!(
+            text.ends_with("\n\n") && text.contains("input_json_delta"),
+            "{text}"
+        );
+        assert!(!text.contains("message_stop"), "{text}");
+        assert_eq!(
+            st.sessions[0].log.faults,
+            ["answer truncated at turn 1 (attempt 1)"]
         );
     }
 

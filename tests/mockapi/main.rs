@@ -76,6 +76,7 @@ fn run_as(
         memory_dir,
         timeout,
         threads,
+        faults: Vec::new(),
         config: Config {
             profile,
             ..Default::default()
@@ -322,4 +323,101 @@ fn transcripts_load_from_a_folder_with_clear_errors() {
         .unwrap_err()
         .to_string();
     assert_eq!(e, "cannot read /nonexistent-memcert");
+}
+
+/// Run `command` over one transcript with faults injected.
+fn run_faulted(command: &str, profile: Profile, id: &str, faults: &[&str]) -> CaseRecord {
+    let scratch = tempfile::tempdir().unwrap();
+    let cfg = AppConfig {
+        command: command.to_owned(),
+        memory_dir: scratch.path().join("run/base/memories"),
+        timeout: Duration::from_secs(60),
+        threads: Threads::Accept,
+        faults: faults.iter().map(|f| f.parse().unwrap()).collect(),
+        config: Config {
+            profile,
+            ..Default::default()
+        },
+    };
+    let mut c = Collect::default();
+    appcert::run(&cfg, &transcripts(&[id]), &mut c).unwrap();
+    assert!(!scratch.path().join("run").exists());
+    assert_eq!(c.0.len(), 1);
+    c.0.remove(0)
+}
+
+/// The one finding about the fault, as `VERDICT kind: detail`, cut before the stderr quote.
+fn fault_of(r: &CaseRecord) -> String {
+    let f: Vec<String> = r
+        .findings
+        .iter()
+        .filter(|f| f.kind.starts_with("fault"))
+        .map(|f| {
+            let d = f.detail.split("; stderr ends with").next().unwrap();
+            format!("{} {}: {d}", f.verdict, f.kind)
+        })
+        .collect();
+    assert_eq!(f.len(), 1, "{r:?}");
+    f[0].clone()
+}
+
+/// A 529 at turn 2: the Python runner retries (the mock says `retry-after-ms: 10`) and
+/// finishes; every reply is still graded.
+#[test]
+fn python_sdk_app_recovers_from_an_overloaded_turn() {
+    let r = run_faulted(&app(""), Profile::PythonSdk, "edit-steps", &["529@2"]);
+    assert_eq!(
+        fault_of(&r),
+        "INFO fault-recovered: injected 529 at turn 2 (attempt 1); the app retried and finished the conversation"
+    );
+    assert_eq!(r.verdict, Verdict::Info, "{r:?}");
+    assert!(r.steps.iter().all(|s| s.verdict == Verdict::Pass), "{r:?}");
+}
+
+/// Three 529s at turn 2 use up the SDK's two retries: the app stops with status 1, a loud
+/// failure; the reply it sent before the fault is graded, the others are not asked for.
+#[test]
+fn python_sdk_app_fails_loudly_when_retries_run_out() {
+    let r = run_faulted(&app(""), Profile::PythonSdk, "edit-steps", &["529@2x3"]);
+    assert_eq!(
+        fault_of(&r),
+        "INFO fault-failed-loudly: injected 529 at turn 2 (attempt 1), 529 at turn 2 (attempt 2), 529 at turn 2 (attempt 3); the app exited with status 1 without finishing the conversation: it failed loudly"
+    );
+    assert_eq!(r.steps.len(), 1, "{r:?}");
+    assert_eq!(r.verdict, Verdict::Info, "{r:?}");
+}
+
+/// A stream that ends cleanly after its first delta (no message_stop): the Python runner takes
+/// the partial reply, stops and exits 0, so the app tells its user all went well
+/// (messages-api-wire §5). memcert reports that as FAIL.
+#[test]
+fn python_sdk_app_swallows_a_truncated_stream() {
+    let r = run_faulted(
+        &app("--stream"),
+        Profile::PythonSdk,
+        "edit-steps",
+        &["truncate@2"],
+    );
+    assert_eq!(
+        fault_of(&r),
+        "FAIL fault-swallowed: injected answer truncated at turn 2 (attempt 1); the app exited with status 0 without finishing the conversation (2 request(s), 1 tool_result(s) received): the failure was swallowed and its user is told all went well"
+    );
+    assert_eq!(r.verdict, Verdict::Fail);
+}
+
+/// A connection cut midway through a JSON answer (hyper listener): the TypeScript runner does
+/// not retry a broken body and the app stops with status 1; the Python runner retries it.
+#[test]
+fn a_cut_answer_is_retried_by_python_and_fatal_in_typescript() {
+    let (_dir, cmd) = node_app("");
+    let r = run_faulted(&cmd, Profile::TypescriptSdk, "edit-steps", &["drop@2"]);
+    assert_eq!(
+        fault_of(&r),
+        "INFO fault-failed-loudly: injected answer cut at turn 2 (attempt 1); the app exited with status 1 without finishing the conversation: it failed loudly"
+    );
+    let r = run_faulted(&app(""), Profile::PythonSdk, "edit-steps", &["drop@2"]);
+    assert_eq!(
+        fault_of(&r),
+        "INFO fault-recovered: injected answer cut at turn 2 (attempt 1); the app retried and finished the conversation"
+    );
 }
