@@ -421,3 +421,40 @@ fn a_cut_answer_is_retried_by_python_and_fatal_in_typescript() {
         "INFO fault-recovered: injected answer cut at turn 2 (attempt 1); the app retried and finished the conversation"
     );
 }
+
+/// `context_management` sent by a real app (Python runner, streaming) is checked against the
+/// documented rules; the SDK takes the mock's `applied_edits` and finishes. A good setting
+/// gives no finding at all.
+#[test]
+fn python_sdk_app_context_management_is_checked() {
+    let beta = "--beta context-management-2025-06-27";
+    let bad = r#"{"edits":[{"type":"clear_tool_uses_20250919","keep":{"type":"tool_uses","value":3}},{"type":"clear_thinking_20251015","keep":"all"}]}"#;
+    let (recs, out) = run(
+        &app(&format!("--stream {beta} --context-management '{bad}'")),
+        &["create-view"],
+        Threads::Accept,
+        Duration::from_secs(60),
+    );
+    let found: Vec<String> = recs[0]
+        .findings
+        .iter()
+        .map(|f| format!("{} {}: {}", f.verdict, f.kind, f.detail))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "NON-STRICT context-management: context_management.edits[1] (clear_thinking_20251015) comes after context_management.edits[0] (clear_tool_uses_20250919); it must be listed first",
+            "INFO context-management: context_management.edits[0] (clear_tool_uses_20250919): `memory` is not in `exclude_tools`, so the agent's own memory calls can be cleared (the documented advice is to exclude it)",
+        ]
+    );
+    assert_eq!(recs[0].verdict, Verdict::NonStrict);
+    assert!(out.wire[0].finished && out.wire[0].streamed);
+    let good = r#"{"edits":[{"type":"clear_thinking_20251015","keep":"all"},{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"exclude_tools":["memory"]}]}"#;
+    let (recs, _) = run(
+        &app(&format!("{beta} --context-management '{good}'")),
+        &["create-view"],
+        Threads::Accept,
+        Duration::from_secs(60),
+    );
+    assert_eq!(verdicts(&recs), want([("app/create-view", Verdict::Pass)]));
+}
