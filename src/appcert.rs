@@ -110,15 +110,7 @@ pub fn run(
             why: "no program".into(),
         });
     }
-    let abs = std::path::absolute(&app.memory_dir).unwrap_or(app.memory_dir.clone());
-    if let Some(run) = abs.parent().and_then(Path::parent) {
-        if std::fs::read_dir(run).is_ok_and(|mut d| d.next().is_some()) {
-            return Err(AppError::NotEmpty {
-                memory_dir: app.memory_dir.clone(),
-                run: run.to_owned(),
-            });
-        }
-    }
+    check_memory_dir(&app.memory_dir)?;
     let mock = MockApi::start(MockConfig {
         threads: app.threads,
         faults: app.faults.clone(),
@@ -133,7 +125,7 @@ pub fn run(
     let mut records = Vec::new();
     let mut wire = Vec::new();
     for t in transcripts {
-        let (rec, log) = run_one(app, &words, &mock, t);
+        let (rec, log) = run_one(app, Drive::App(&words), &mock, t);
         reporter.event(&Event::CaseFinished(&rec));
         records.push(rec);
         wire.push(log);
@@ -148,16 +140,88 @@ pub fn run(
     Ok(AppRun { summary, wire })
 }
 
+/// The memory folder's grandparent, where the canaries go, must be absent or empty.
+fn check_memory_dir(memory_dir: &Path) -> Result<(), AppError> {
+    let abs = std::path::absolute(memory_dir).unwrap_or(memory_dir.to_owned());
+    if let Some(run) = abs.parent().and_then(Path::parent) {
+        if std::fs::read_dir(run).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(AppError::NotEmpty {
+                memory_dir: memory_dir.to_owned(),
+                run: run.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// How the app process ended.
 enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut,
     NotStarted(String),
+    /// [`serve_by_hand`]: the final turn was served.
+    Served,
+}
+
+/// Who talks to the mock: the app command (its words), or a person's app, told the URL.
+enum Drive<'a> {
+    App(&'a [String]),
+    ByHand(&'a mut dyn FnMut(&str)),
+}
+
+/// `memcert mock-api`: serve one transcript to an app a person starts by hand, then grade it
+/// like [`run`] grades an app run. `ready` gets the base URL (for `ANTHROPIC_BASE_URL`) once
+/// the mock listens. Waits until the final turn is served (then 0.5 s more, for late
+/// retries) or `app.timeout` passes (ERROR). `app.command` is not used; `app.memory_dir` is
+/// the app's store root, laid out as for [`run`] (setup, canaries).
+///
+/// # Errors
+/// As [`run`]: the memory folder's grandparent is not empty, or the mock cannot start.
+pub fn serve_by_hand(
+    app: &AppConfig,
+    transcript: &Transcript,
+    ready: &mut dyn FnMut(&str),
+    reporter: &mut dyn Reporter,
+) -> Result<AppRun, AppError> {
+    check_memory_dir(&app.memory_dir)?;
+    let mock = MockApi::start(MockConfig {
+        threads: app.threads,
+        faults: app.faults.clone(),
+    })
+    .map_err(AppError::Mock)?;
+    let name = "mock-api (an app driven by hand)".to_owned();
+    reporter.event(&Event::Started {
+        target: &name,
+        profile: app.config.profile,
+        total: 1,
+    });
+    let (rec, log) = run_one(app, Drive::ByHand(ready), &mock, transcript);
+    reporter.event(&Event::CaseFinished(&rec));
+    drop(mock);
+    let summary = Summary::of(name, &app.config, [(rec.id.as_str(), rec.verdict)]);
+    reporter.event(&Event::Finished(&summary));
+    Ok(AppRun {
+        summary,
+        wire: vec![log],
+    })
+}
+
+/// Wait until the session's final turn is served (and a little more), or the time limit.
+fn wait_by_hand(mock: &MockApi, session: usize, timeout: Duration) -> Ending {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if mock.log(session).finished {
+            std::thread::sleep(Duration::from_millis(500));
+            return Ending::Served;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ending::TimedOut
 }
 
 fn run_one(
     app: &AppConfig,
-    words: &[String],
+    drive: Drive,
     mock: &MockApi,
     t: &Transcript,
 ) -> (CaseRecord, SessionLog) {
@@ -202,9 +266,17 @@ fn run_one(
     obs.inputs = inputs.iter().map(strings_of).collect();
     let session = mock.add_session(served);
     let logs = tempfile::Builder::new().prefix("memcert-app-").tempdir();
-    let ending = match &logs {
-        Ok(logs) => run_app(app, words, mock, session, &case.id, &sandbox, logs.path()),
-        Err(e) => Ending::NotStarted(format!("no folder for the app's output: {e}")),
+    let ending = match (drive, &logs) {
+        (Drive::App(words), Ok(logs)) => {
+            run_app(app, words, mock, session, &case.id, &sandbox, logs.path())
+        }
+        (Drive::App(_), Err(e)) => {
+            Ending::NotStarted(format!("no folder for the app's output: {e}"))
+        }
+        (Drive::ByHand(ready), _) => {
+            ready(&mock.base_url(session));
+            wait_by_hand(mock, session, app.timeout)
+        }
     };
     let stderr = logs
         .as_ref()
@@ -335,7 +407,7 @@ fn fault_finding(log: &SessionLog, ending: &Ending, missing: &str, stderr: &str)
                     stderr_words(stderr)
                 ),
             ),
-            Ending::TimedOut | Ending::NotStarted(_) => {
+            Ending::TimedOut | Ending::NotStarted(_) | Ending::Served => {
                 (Verdict::Error, "fault-no-end", format!("injected {faults}; {missing}"))
             }
         }
@@ -424,6 +496,7 @@ fn why_missing(ending: &Ending, log: &SessionLog, timeout: Duration, stderr: &st
     );
     match ending {
         Ending::NotStarted(why) => why.clone(),
+        Ending::Served => format!("the conversation stopped ({progress})"),
         Ending::TimedOut => format!(
             "the app did not finish the conversation within {timeout:?} ({progress}); its process group was killed{}",
             stderr_words(stderr)

@@ -53,6 +53,13 @@ enum Cmd {
         #[arg(long, default_value = "text", value_parser = ["text", "jsonl"])]
         format: String,
     },
+    /// Serve one transcript on the mock Messages API for an app you start yourself, then grade
+    /// what its memory handler sent back (docs/transcripts.md).
+    ///
+    /// Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/s/0` on its first line; point your app
+    /// at it (any dummy ANTHROPIC_API_KEY works). Stops by itself once the final turn is served,
+    /// or after --timeout, and prints the verdict. Exit status as for certify.
+    MockApi(Box<MockApiArgs>),
     /// List the case ids of a level (after --cases/--exclude), one per line.
     Cases {
         /// Which cases: quick (about 300), standard (about 1,900) or full (over 21,000).
@@ -65,6 +72,37 @@ enum Cmd {
         #[arg(long, value_name = "GLOB")]
         exclude: Vec<String>,
     },
+}
+
+#[derive(clap::Args, Debug)]
+struct MockApiArgs {
+    /// The transcript to serve (`memcert-transcript/1`, docs/transcripts.md).
+    #[arg(long, value_name = "FILE")]
+    transcript: PathBuf,
+    /// Your app's memory store root (what /memories maps to), so memcert can plant the
+    /// transcript's setup and canaries around it and check the store afterwards. The folder two
+    /// levels up must be absent or empty. Without it, a scratch folder stands in: only the
+    /// replies are graded, and a transcript with setup or checks is refused.
+    #[arg(long, value_name = "DIR")]
+    memory_dir: Option<PathBuf>,
+    /// Give up (ERROR) when the final turn is not served within this many seconds.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    timeout: f64,
+    /// `accept` or `refuse` the SDKs' server-side threads, as for certify --app.
+    #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"])]
+    threads: String,
+    /// Inject a fault, as for certify --app (repeatable).
+    #[arg(long = "inject", value_name = "FAULT")]
+    inject: Vec<memcert::mockapi::Fault>,
+    /// Which wording is PASS: docs, python-sdk or typescript-sdk.
+    #[arg(long, default_value = "docs", value_name = "PROFILE")]
+    profile: Profile,
+    /// Grade NON-STRICT as FAIL.
+    #[arg(long)]
+    strict: bool,
+    /// Also write the JSON report here.
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -198,6 +236,7 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(exit::PASS)
         }
         Cmd::Certify(args) => certify_cmd(*args),
+        Cmd::MockApi(args) => mock_api_cmd(*args),
         Cmd::Payloads {
             family,
             depth,
@@ -354,6 +393,66 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
     reported(&args, |reporter| {
         Ok(appcert::run(&app, &transcripts, reporter)?.summary)
     })
+}
+
+/// `mock-api`: one transcript served to an app driven by hand, then graded.
+fn mock_api_cmd(args: MockApiArgs) -> Result<i32> {
+    use memcert::appcert::{self, AppConfig};
+    use memcert::mockapi::Threads;
+    use memcert::transcript::Transcript;
+    let timeout = seconds("--timeout", args.timeout)?;
+    let transcript = Transcript::load(&args.transcript)?;
+    let scratch;
+    let memory_dir = match &args.memory_dir {
+        Some(d) => d.clone(),
+        None => {
+            if !transcript.setup.is_empty() || !transcript.checks.is_empty() {
+                bail!(
+                    "{}: this transcript plants files or checks the store afterwards; give your app's store with --memory-dir",
+                    args.transcript.display()
+                );
+            }
+            scratch = tempfile::tempdir().context("no scratch folder")?;
+            scratch.path().join("run/base/memories")
+        }
+    };
+    let app = AppConfig {
+        command: String::new(),
+        memory_dir,
+        timeout,
+        threads: if args.threads == "refuse" {
+            Threads::Refuse
+        } else {
+            Threads::Accept
+        },
+        faults: args.inject.clone(),
+        config: Config {
+            profile: args.profile,
+            strict: args.strict,
+            ..Default::default()
+        },
+    };
+    let mut files: Vec<FileReport> = args
+        .report_json
+        .iter()
+        .map(|p| FileReport::new(p.clone(), json::render_file))
+        .collect();
+    let mut terminal = Terminal::new(std::io::stdout());
+    let mut ready = |url: &str| {
+        println!("ANTHROPIC_BASE_URL={url}");
+        let _ = std::io::stdout().flush();
+        eprintln!(
+            "memcert: serving transcript {} at {url}; start your app with ANTHROPIC_BASE_URL set to it and any ANTHROPIC_API_KEY (stops by itself once the final turn is served, or after {}s)",
+            transcript.id, args.timeout
+        );
+    };
+    let summary = {
+        let mut reporters: Vec<&mut dyn Reporter> =
+            files.iter_mut().map(|f| f as &mut dyn Reporter).collect();
+        reporters.push(&mut terminal);
+        appcert::serve_by_hand(&app, &transcript, &mut ready, &mut Fanout(reporters))?.summary
+    };
+    finish(&files, &summary)
 }
 
 /// A time limit flag in seconds, 0.01 to 86,400.

@@ -458,3 +458,70 @@ fn python_sdk_app_context_management_is_checked() {
     );
     assert_eq!(verdicts(&recs), want([("app/create-view", Verdict::Pass)]));
 }
+
+/// `memcert mock-api` for a person's own app: it prints the URL first, the app (started here by
+/// hand, as a user would) finishes the conversation, and the server stops by itself with the
+/// verdict; with nobody calling, it gives up at --timeout with an ERROR and exit 1.
+#[test]
+fn mock_api_serves_an_app_started_by_hand_and_stops_by_itself() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let scratch = tempfile::tempdir().unwrap();
+    let memory_dir = scratch.path().join("run/base/memories");
+    let mut mock = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(["mock-api", "--transcript"])
+        .arg(root().join("fixtures/transcripts/two-tool-uses.json"))
+        .arg("--memory-dir")
+        .arg(&memory_dir)
+        .args(["--profile", "python-sdk", "--timeout", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(mock.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("ANTHROPIC_BASE_URL=")
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/s/0"),
+        "{url}"
+    );
+    let app = Command::new(python())
+        .arg(root().join("fixtures/apps/python_tool_runner.py"))
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", "any")
+        .env("MEMCERT_BASE_DIR", memory_dir.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(app.status.success(), "{app:?}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert_eq!(mock.wait().unwrap().code(), Some(0), "{rest}");
+    assert!(rest.contains("verdict: CERTIFIED"), "{rest}");
+    assert!(!scratch.path().join("run").exists());
+
+    let idle = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(["mock-api", "--timeout", "0.5", "--transcript"])
+        .arg(root().join("fixtures/transcripts/two-tool-uses.json"))
+        .arg("--memory-dir")
+        .arg(&memory_dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&idle.stdout);
+    assert_eq!(idle.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("did not finish the conversation within 500ms (0 request(s), 0 tool_result(s) received)"),
+        "{text}"
+    );
+    let e = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(["mock-api", "--transcript"])
+        .arg(root().join("fixtures/transcripts/two-tool-uses.json"))
+        .output()
+        .unwrap();
+    assert_eq!(e.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&e.stderr).contains("this transcript plants files or checks the store afterwards; give your app's store with --memory-dir"));
+}
