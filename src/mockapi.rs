@@ -323,7 +323,7 @@ impl MockApi {
     }
 
     fn start_listener_with(state: Arc<Mutex<State>>) -> std::io::Result<MockApi> {
-        let l = listener::Listener::start(Arc::clone(&state))?;
+        let l = listener::Listener::start(listener::mock(Arc::clone(&state)), false)?;
         Ok(MockApi {
             uri: format!("http://{}", l.addr),
             backend: Backend::Listener(l),
@@ -429,7 +429,7 @@ impl wiremock::Respond for Responder {
         for (k, v) in r.headers {
             t = t.insert_header(k, v);
         }
-        t.set_body_raw(r.body, r.content_type)
+        t.set_body_raw(r.body, &r.content_type)
     }
 }
 
@@ -452,34 +452,34 @@ enum Reply {
 }
 
 /// A reply as bytes on the wire, for either backend.
-struct Rendered {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    content_type: &'static str,
-    body: Vec<u8>,
+pub(crate) struct Rendered {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) content_type: String,
+    pub(crate) body: Vec<u8>,
     /// Send only this many bytes of `body`, then close the connection.
-    keep: Option<usize>,
+    pub(crate) keep: Option<usize>,
 }
 
 impl Reply {
     fn render(self) -> Rendered {
         let json = |status, v: Value, retry: bool| {
-            let mut headers = vec![("x-should-retry", retry.to_string())];
+            let mut headers = vec![("x-should-retry".to_owned(), retry.to_string())];
             if retry {
-                headers.push(("retry-after-ms", "10".into()));
+                headers.push(("retry-after-ms".to_owned(), "10".into()));
             }
             Rendered {
                 status,
                 headers,
-                content_type: "application/json",
+                content_type: "application/json".into(),
                 body: v.to_string().into_bytes(),
                 keep: None,
             }
         };
         let sse = |body: String, keep| Rendered {
             status: 200,
-            headers: vec![("cache-control", "no-cache".into())],
-            content_type: "text/event-stream",
+            headers: vec![("cache-control".to_owned(), "no-cache".into())],
+            content_type: "text/event-stream".into(),
             body: body.into_bytes(),
             keep,
         };
@@ -991,8 +991,9 @@ fn sse(message: &Value) -> String {
     out
 }
 
-/// The hyper listener: the same [`answer`] as the wiremock responder, plus cut bodies.
-mod listener {
+/// The hyper listener: the same [`answer`] as the wiremock responder, plus cut bodies; also the
+/// front of `memcert record` ([`crate::record`]).
+pub(crate) mod listener {
     use std::convert::Infallible;
     use std::future::Future;
     use std::net::SocketAddr;
@@ -1005,17 +1006,56 @@ mod listener {
     use http_body_util::BodyExt;
     use hyper::body::{Body, Frame, Incoming};
 
-    use super::{answer, Request, State};
+    use super::{answer, Rendered, Request, State};
+
+    /// Answers one request (head and whole body).
+    pub(crate) type Handler =
+        Arc<dyn Fn(&hyper::http::request::Parts, &[u8]) -> Rendered + Send + Sync>;
 
     /// A running listener; [`Listener::stop`] (or drop) closes the port and every connection.
-    pub(super) struct Listener {
-        pub(super) addr: SocketAddr,
+    pub(crate) struct Listener {
+        pub(crate) addr: SocketAddr,
         stop: Option<tokio::sync::oneshot::Sender<()>>,
         thread: Option<std::thread::JoinHandle<()>>,
     }
 
+    /// The mock's handler: `POST …/v1/messages` answered from the shared state.
+    pub(super) fn mock(state: Arc<Mutex<State>>) -> Handler {
+        Arc::new(move |parts, body| {
+            let path = parts.uri.path();
+            if parts.method != hyper::Method::POST || !path.ends_with("/v1/messages") {
+                return super::api_error(
+                    404,
+                    "not_found_error",
+                    &format!(
+                        "memcert mock: only POST …/v1/messages is served, not {} {path}",
+                        parts.method
+                    ),
+                )
+                .render();
+            }
+            let request = Request {
+                path,
+                body,
+                has_key: parts.headers.contains_key("x-api-key")
+                    || parts.headers.contains_key("authorization"),
+                betas: parts
+                    .headers
+                    .get_all("anthropic-beta")
+                    .iter()
+                    .filter_map(|v| v.to_str().ok())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            };
+            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+            answer(&mut st, &request).render()
+        })
+    }
+
     impl Listener {
-        pub(super) fn start(state: Arc<Mutex<State>>) -> std::io::Result<Listener> {
+        /// Bind `127.0.0.1:0` and serve `handler` on a thread of its own; with `blocking`, each
+        /// request runs on tokio's blocking pool (for a handler that does I/O).
+        pub(crate) fn start(handler: Handler, blocking: bool) -> std::io::Result<Listener> {
             let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
             std_listener.set_nonblocking(true)?;
             let addr = std_listener.local_addr()?;
@@ -1024,7 +1064,7 @@ mod listener {
                 .build()?;
             let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
             let thread = std::thread::Builder::new()
-                .name("memcert-mock".into())
+                .name("memcert-listener".into())
                 .spawn(move || {
                     runtime.block_on(async move {
                         let Ok(listener) = tokio::net::TcpListener::from_std(std_listener) else {
@@ -1035,10 +1075,10 @@ mod listener {
                                 _ = &mut rx => break,
                                 accepted = listener.accept() => {
                                     let Ok((stream, _)) = accepted else { continue };
-                                    let state = Arc::clone(&state);
+                                    let handler = Arc::clone(&handler);
                                     tokio::spawn(async move {
                                         let service = hyper::service::service_fn(move |req| {
-                                            serve(Arc::clone(&state), req)
+                                            serve(Arc::clone(&handler), blocking, req)
                                         });
                                         let _ = hyper::server::conn::http1::Builder::new()
                                             .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
@@ -1049,7 +1089,7 @@ mod listener {
                         }
                     });
                     // Dropping the runtime here cancels every connection task.
-                    drop(runtime);
+                    runtime.shutdown_background();
                 })?;
             Ok(Listener {
                 addr,
@@ -1058,7 +1098,7 @@ mod listener {
             })
         }
 
-        pub(super) fn stop(&mut self) {
+        pub(crate) fn stop(&mut self) {
             if let Some(tx) = self.stop.take() {
                 let _ = tx.send(());
             }
@@ -1075,7 +1115,8 @@ mod listener {
     }
 
     async fn serve(
-        state: Arc<Mutex<State>>,
+        handler: Handler,
+        blocking: bool,
         req: hyper::Request<Incoming>,
     ) -> Result<hyper::Response<MockBody>, Infallible> {
         let (parts, body) = req.into_parts();
@@ -1084,40 +1125,22 @@ mod listener {
             .await
             .map(|b| b.to_bytes())
             .unwrap_or_default();
-        let path = parts.uri.path().to_owned();
-        let betas = parts
-            .headers
-            .get_all("anthropic-beta")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .collect::<Vec<_>>()
-            .join(",");
-        let r = if parts.method != hyper::Method::POST || !path.ends_with("/v1/messages") {
-            super::api_error(
-                404,
-                "not_found_error",
-                &format!(
-                    "memcert mock: only POST …/v1/messages is served, not {} {path}",
-                    parts.method
-                ),
-            )
-            .render()
+        let r = if blocking {
+            let parts = parts.clone();
+            match tokio::task::spawn_blocking(move || handler(&parts, &body)).await {
+                Ok(r) => r,
+                Err(_) => {
+                    super::api_error(500, "api_error", "memcert: the handler failed").render()
+                }
+            }
         } else {
-            let request = Request {
-                path: &path,
-                body: &body,
-                has_key: parts.headers.contains_key("x-api-key")
-                    || parts.headers.contains_key("authorization"),
-                betas,
-            };
-            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-            answer(&mut st, &request).render()
+            handler(&parts, &body)
         };
         let mut b = hyper::Response::builder()
             .status(r.status)
-            .header("content-type", r.content_type);
+            .header("content-type", &r.content_type);
         for (k, v) in &r.headers {
-            b = b.header(*k, v);
+            b = b.header(k.as_str(), v);
         }
         let body = match r.keep {
             None => MockBody::whole(r.body),
@@ -1411,12 +1434,15 @@ mod tests {
         assert_eq!(
             r.headers,
             [
-                ("x-should-retry", "true".to_owned()),
-                ("retry-after-ms", "10".to_owned())
+                ("x-should-retry".to_owned(), "true".to_owned()),
+                ("retry-after-ms".to_owned(), "10".to_owned())
             ]
         );
         let r = Reply::Fault(400, json!({})).render();
-        assert_eq!(r.headers, [("x-should-retry", "false".to_owned())]);
+        assert_eq!(
+            r.headers,
+            [("x-should-retry".to_owned(), "false".to_owned())]
+        );
     }
 
     #[test]
@@ -1478,7 +1504,7 @@ mod tests {
         body["stream"] = json!(true);
         let r = post(&mut st, body).render();
         assert_eq!(
-            (r.status, r.content_type, r.keep),
+            (r.status, r.content_type.as_str(), r.keep),
             (200, "text/event-stream", None)
         );
         let text = String::from_utf8(r.body).unwrap();
