@@ -268,7 +268,7 @@ fn run_one(
     let logs = tempfile::Builder::new().prefix("memcert-app-").tempdir();
     let ending = match (drive, &logs) {
         (Drive::App(words), Ok(logs)) => {
-            run_app(app, words, mock, session, &case.id, &sandbox, logs.path())
+            run_app(app, words, mock, session, t, &sandbox, logs.path())
         }
         (Drive::App(_), Err(e)) => {
             Ending::NotStarted(format!("no folder for the app's output: {e}"))
@@ -425,7 +425,7 @@ fn run_app(
     words: &[String],
     mock: &MockApi,
     session: usize,
-    case_id: &str,
+    t: &Transcript,
     sandbox: &Sandbox,
     logs: &Path,
 ) -> Ending {
@@ -442,8 +442,9 @@ fn run_app(
         .env_remove("ANTHROPIC_AUTH_TOKEN")
         .env(
             "ANTHROPIC_CUSTOM_HEADERS",
-            format!("x-memcert-case: {case_id}"),
+            format!("x-memcert-case: {}", t.case_id()),
         )
+        .env("MEMCERT_USER_MESSAGE", &t.user)
         .env("MEMCERT_MEMORY_DIR", sandbox.root())
         .env("MEMCERT_BASE_DIR", sandbox.base())
         .stdin(Stdio::null())

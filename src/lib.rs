@@ -31,6 +31,8 @@ pub mod handler;
 #[cfg(feature = "mockapi")]
 pub mod mockapi;
 pub mod protocol;
+#[cfg(feature = "mockapi")]
+pub mod record;
 pub mod report;
 pub mod suite;
 pub mod target;

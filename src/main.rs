@@ -60,6 +60,27 @@ enum Cmd {
     /// at it (any dummy ANTHROPIC_API_KEY works). Stops by itself once the final turn is served,
     /// or after --timeout, and prints the verdict. Exit status as for certify.
     MockApi(Box<MockApiArgs>),
+    /// Record a real conversation as a transcript: a pass-through proxy to the Messages API
+    /// that writes what the model asked and what the app's memory handler answered.
+    ///
+    /// Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` on its first line; point your app at
+    /// it. Stops by itself once an answer ends the conversation (a stop_reason other than
+    /// tool_use), or after --timeout. Credentials are never written. Replay the file with
+    /// `certify --app ... --transcripts DIR` (docs/transcripts.md).
+    Record {
+        /// The real API's base URL (as for ANTHROPIC_BASE_URL), e.g. https://api.anthropic.com.
+        #[arg(long, value_name = "URL")]
+        upstream: String,
+        /// The transcript file to write (rewritten after every turn).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The transcript id; default: from the file name.
+        #[arg(long)]
+        id: Option<String>,
+        /// Stop after this many seconds whatever happens.
+        #[arg(long, default_value_t = 1800.0, value_name = "SECONDS")]
+        timeout: f64,
+    },
     /// List the case ids of a level (after --cases/--exclude), one per line.
     Cases {
         /// Which cases: quick (about 300), standard (about 1,900) or full (over 21,000).
@@ -237,6 +258,12 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Cmd::Certify(args) => certify_cmd(*args),
         Cmd::MockApi(args) => mock_api_cmd(*args),
+        Cmd::Record {
+            upstream,
+            out,
+            id,
+            timeout,
+        } => record_cmd(&upstream, &out, id, timeout),
         Cmd::Payloads {
             family,
             depth,
@@ -453,6 +480,54 @@ fn mock_api_cmd(args: MockApiArgs) -> Result<i32> {
         appcert::serve_by_hand(&app, &transcript, &mut ready, &mut Fanout(reporters))?.summary
     };
     finish(&files, &summary)
+}
+
+/// `record`: proxy one conversation to the upstream and write it as a transcript.
+fn record_cmd(
+    upstream: &str,
+    out: &std::path::Path,
+    id: Option<String>,
+    timeout: f64,
+) -> Result<i32> {
+    use memcert::record::{self, Recorder};
+    let limit = seconds("--timeout", timeout)?;
+    if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
+        bail!("--upstream must be an http:// or https:// base URL, got {upstream:?}");
+    }
+    let out = record::out_path(out);
+    let id = id.unwrap_or_else(|| record::id_for(&out));
+    let rec =
+        Recorder::start(upstream, &out, &id, limit).context("the recording proxy cannot start")?;
+    println!("ANTHROPIC_BASE_URL={}", rec.url());
+    std::io::stdout().flush()?;
+    eprintln!(
+        "memcert: recording to {} through {upstream}; start your app with ANTHROPIC_BASE_URL set to the URL above (stops by itself when the conversation ends, or after {timeout}s)",
+        out.display()
+    );
+    let deadline = std::time::Instant::now() + limit;
+    while !rec.ended() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Late retries of the last request still go through.
+    std::thread::sleep(Duration::from_millis(500));
+    let n = rec.exchanges().len();
+    if let Some(e) = rec.write_error() {
+        bail!(e);
+    }
+    if n == 0 {
+        eprintln!("memcert: nothing was recorded (no Messages API answer went through)");
+        return Ok(exit::FAILED);
+    }
+    let ended = if rec.ended() {
+        "the conversation ended"
+    } else {
+        "time is up"
+    };
+    eprintln!(
+        "memcert: {ended}; {n} answer(s) recorded in {}",
+        out.display()
+    );
+    Ok(exit::PASS)
 }
 
 /// A time limit flag in seconds, 0.01 to 86,400.

@@ -230,6 +230,8 @@ pub struct SessionLog {
     pub notes: Vec<String>,
     /// Findings about `context_management`, each once.
     pub context: Vec<ContextFinding>,
+    /// The text of the first user message of the conversation's first request.
+    pub user: Option<String>,
     /// Some request carried `thread`.
     pub threaded: bool,
     /// Some request re-sent history (more than one message).
@@ -608,6 +610,18 @@ fn answer_session(session: &mut Session, n: usize, config: &MockConfig, req: &Re
         _ => return bad("the last message's `content` must be a string or an array".into()),
     };
     let next = if blocks.is_empty() {
+        if session.log.user.is_none() {
+            session.log.user = match &messages[0]["content"] {
+                Value::String(t) => Some(t.clone()),
+                Value::Array(b) => Some(
+                    b.iter()
+                        .filter_map(|b| b["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+                _ => None,
+            };
+        }
         0
     } else {
         let mut ids = Vec::new();

@@ -177,6 +177,20 @@ pub enum Reply {
     AnyError,
     /// Any reply without `is_error`.
     AnySuccess,
+    /// Exactly the reply a handler gave when the conversation was recorded (`memcert record`):
+    /// same `is_error`, same text, directory sizes in `view` listings not compared.
+    Recorded(Recorded),
+}
+
+/// A reply as recorded (`{"match": "recorded", "outcome": {"text": …, "is_error": …}}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recorded {
+    /// The reply's text (its text blocks joined with `\n`).
+    pub text: String,
+    /// Whether it was flagged as an error.
+    #[serde(default)]
+    pub is_error: bool,
 }
 
 /// A fact about the store checked after the case ran.

@@ -104,6 +104,28 @@ pub fn reply_matches(profile: Profile, reply: &Reply, actual: &ToolResult) -> bo
     match reply {
         Reply::AnyError => actual.is_error,
         Reply::AnySuccess => !actual.is_error,
+        Reply::Recorded(r) => {
+            let Some(text) = actual.content.text() else {
+                return false;
+            };
+            if actual.is_error != r.is_error {
+                return false;
+            }
+            if r.text.starts_with("Here're the files and directories") {
+                // The listed directory (entry 0) and sub-directories (`…/`) have sizes that
+                // differ by filesystem.
+                let masked: Vec<bool> = r
+                    .text
+                    .split('\n')
+                    .skip(1)
+                    .enumerate()
+                    .map(|(i, l)| i == 0 || l.ends_with('/'))
+                    .collect();
+                listing_equal(&r.text, &text, &masked)
+            } else {
+                r.text == text
+            }
+        }
         Reply::Exact(outcome) => {
             if actual.is_error != outcome.is_error() {
                 return false;
@@ -166,6 +188,10 @@ pub fn expected_text(step: &Step, profile: Profile) -> String {
         }
         Some(Reply::AnyError) => "is_error: true (any text)".to_owned(),
         Some(Reply::AnySuccess) => "a success reply (any text)".to_owned(),
+        Some(Reply::Recorded(r)) => {
+            let flag = if r.is_error { "is_error: true\n" } else { "" };
+            format!("{flag}{}", r.text)
+        }
         None => "(no acceptable reply for this profile)".to_owned(),
     }
 }
@@ -238,6 +264,33 @@ mod tests {
             ..tmpfs
         };
         assert!(!reply_matches(Profile::PythonSdk, &r, &flagged));
+    }
+
+    #[test]
+    fn recorded_replies_match_exactly_but_for_directory_sizes() {
+        let r = Reply::Recorded(crate::suite::Recorded {
+            text: "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n4K\t/memories\n4K\t/memories/a/\n10B\t/memories/a/x.txt".into(),
+            is_error: false,
+        });
+        let tmpfs = ToolResult::ok("Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n60B\t/memories\n80B\t/memories/a/\n10B\t/memories/a/x.txt");
+        assert!(reply_matches(Profile::Docs, &r, &tmpfs));
+        let grown = ToolResult::ok("Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n60B\t/memories\n80B\t/memories/a/\n11B\t/memories/a/x.txt");
+        assert!(!reply_matches(Profile::Docs, &r, &grown));
+        let e = Reply::Recorded(crate::suite::Recorded {
+            text: "Error: no".into(),
+            is_error: true,
+        });
+        assert!(reply_matches(
+            Profile::Docs,
+            &e,
+            &ToolResult::error("Error: no")
+        ));
+        assert!(!reply_matches(Profile::Docs, &e, &ToolResult::error("no")));
+        assert!(!reply_matches(
+            Profile::Docs,
+            &e,
+            &ToolResult::ok("Error: no")
+        ));
     }
 
     #[test]

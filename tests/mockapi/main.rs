@@ -186,6 +186,11 @@ fn python_sdk_threads_send_only_new_results() {
         want([("app/two-tool-uses", Verdict::Pass)])
     );
     assert_threaded(&out);
+    assert_eq!(
+        out.wire[0].user.as_deref(),
+        Some("Keep separate notes for work and home."),
+        "the transcript's first message reaches the app as MEMCERT_USER_MESSAGE"
+    );
 }
 
 /// Streaming, with threads refused: the runner falls back to full history and still passes.
@@ -524,4 +529,103 @@ fn mock_api_serves_an_app_started_by_hand_and_stops_by_itself() {
         .unwrap();
     assert_eq!(e.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&e.stderr).contains("this transcript plants files or checks the store afterwards; give your app's store with --memory-dir"));
+}
+
+/// `memcert record` between the Python app and the mock as its upstream: the conversation is
+/// written as a transcript (the key redacted), which loads, holds the inputs as the model sent
+/// them and the replies as the handler gave them, and replays to the same app as a PASS.
+#[test]
+fn record_writes_a_replayable_transcript_without_the_key() {
+    use memcert::mockapi::{MockApi, ServedTurn};
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let original = transcripts(&["two-tool-uses"]).remove(0);
+    let mock = MockApi::start(Threads::Accept).unwrap();
+    let session = mock.add_session(
+        original
+            .turns
+            .iter()
+            .map(|t| ServedTurn {
+                text: t.text.clone(),
+                tool_use: t
+                    .tool_use
+                    .iter()
+                    .map(|u| (u.name.clone(), u.input.clone()))
+                    .collect(),
+            })
+            .collect(),
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("recorded/Work Notes.json");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let mut rec = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(["record", "--timeout", "60", "--upstream"])
+        .arg(mock.base_url(session))
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(rec.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("ANTHROPIC_BASE_URL=")
+        .unwrap()
+        .to_owned();
+    let base = scratch.path().join("app");
+    let secret = "sk-ant-memcert-test-0123456789";
+    let app = Command::new(python())
+        .arg(root().join("fixtures/apps/python_tool_runner.py"))
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", secret)
+        .env("MEMCERT_BASE_DIR", &base)
+        .env("MEMCERT_USER_MESSAGE", &original.user)
+        .output()
+        .unwrap();
+    assert!(app.status.success(), "{app:?}");
+    let status = rec.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut rec.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("the conversation ended; 3 answer(s) recorded"),
+        "{err}"
+    );
+    assert!(mock.log(session).finished);
+
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains(secret), "the key is never written");
+    let t = Transcript::load(&out).unwrap();
+    assert_eq!(t.id, "work-notes");
+    assert_eq!(t.user, original.user);
+    assert_eq!(t.turns.len(), 3);
+    for (got, want) in t.turns.iter().zip(&original.turns) {
+        let g: Vec<&serde_json::Value> = got.tool_use.iter().map(|u| &u.input).collect();
+        let w: Vec<&serde_json::Value> = want.tool_use.iter().map(|u| &u.input).collect();
+        assert_eq!(g, w);
+        assert_eq!(got.text, want.text);
+    }
+    let reply = serde_json::to_value(&t.turns[1].tool_use[0].accept[0].reply).unwrap();
+    assert_eq!(
+        reply,
+        serde_json::json!({"match": "recorded", "outcome": {"text": "Here's the content of /memories/home.md with line numbers:\n     1\twater the plants\n     2\t", "is_error": false}})
+    );
+
+    // Replayed to the same app it passes; recorded answers are the expectation.
+    let s2 = tempfile::tempdir().unwrap();
+    let cfg = AppConfig {
+        command: app(""),
+        memory_dir: s2.path().join("run/base/memories"),
+        timeout: Duration::from_secs(60),
+        threads: Threads::Accept,
+        faults: Vec::new(),
+        config: Config::default(),
+    };
+    let mut c = Collect::default();
+    appcert::run(&cfg, &[t], &mut c).unwrap();
+    assert_eq!(verdicts(&c.0), want([("app/work-notes", Verdict::Pass)]));
 }
