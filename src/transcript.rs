@@ -280,20 +280,64 @@ impl Transcript {
     pub fn builtin() -> Vec<Transcript> {
         [
             (
+                "create-edit-insert-view.json",
+                include_str!("../fixtures/transcripts/create-edit-insert-view.json"),
+            ),
+            (
                 "create-view.json",
                 include_str!("../fixtures/transcripts/create-view.json"),
+            ),
+            (
+                "delete-file-and-folder.json",
+                include_str!("../fixtures/transcripts/delete-file-and-folder.json"),
             ),
             (
                 "edit-steps.json",
                 include_str!("../fixtures/transcripts/edit-steps.json"),
             ),
             (
+                "insert-top-and-end.json",
+                include_str!("../fixtures/transcripts/insert-top-and-end.json"),
+            ),
+            (
+                "one-turn-dependent.json",
+                include_str!("../fixtures/transcripts/one-turn-dependent.json"),
+            ),
+            (
+                "one-turn-independent.json",
+                include_str!("../fixtures/transcripts/one-turn-independent.json"),
+            ),
+            (
+                "prefix-confusion.json",
+                include_str!("../fixtures/transcripts/prefix-confusion.json"),
+            ),
+            (
+                "rename-steps.json",
+                include_str!("../fixtures/transcripts/rename-steps.json"),
+            ),
+            (
+                "str-replace-refused.json",
+                include_str!("../fixtures/transcripts/str-replace-refused.json"),
+            ),
+            (
+                "symlink-outside.json",
+                include_str!("../fixtures/transcripts/symlink-outside.json"),
+            ),
+            (
                 "traversal-refused.json",
                 include_str!("../fixtures/transcripts/traversal-refused.json"),
             ),
             (
+                "traversal-variants.json",
+                include_str!("../fixtures/transcripts/traversal-variants.json"),
+            ),
+            (
                 "two-tool-uses.json",
                 include_str!("../fixtures/transcripts/two-tool-uses.json"),
+            ),
+            (
+                "view-range.json",
+                include_str!("../fixtures/transcripts/view-range.json"),
             ),
         ]
         .into_iter()
