@@ -461,8 +461,10 @@ mod tests {
 
     #[test]
     fn only_a_single_turn_of_several_calls_becomes_a_batch() {
-        let call = serde_json::json!({"input": {"command": "view", "path": "/memories"},
-                                      "accept": [{"verdict": "PASS", "reply": {"match": "any_success"}}]});
+        let call = serde_json::json!({
+            "input": {"command": "view", "path": "/memories"},
+            "accept": [{"verdict": "PASS", "reply": {"match": "any_success"}}]
+        });
         let mut v = minimal();
         v["turns"][0]["tool_use"] = serde_json::json!([call, call]);
         let one_turn = parse(v.clone()).unwrap().to_case();

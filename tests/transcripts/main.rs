@@ -2,8 +2,8 @@
 //! `Transcript::to_case()` runs against the stock SDK handlers behind their adapters, and every
 //! verdict is asserted exactly. `tests/mockapi` runs a bounded set of the same transcripts
 //! through the real SDK tool runners (`memcert certify --app`, four modes per SDK) and checks
-//! that the two certifiers agree case by case and step by step; `binary_certifies_the_python_sdk_app`
-//! there runs the others once. New transcript-level tests go here; whole-app runs go in
+//! that the two certifiers agree case by case and step by step;
+//! `binary_certifies_the_python_sdk_app` there runs the others once. New transcript-level tests go here; whole-app runs go in
 //! `tests/mockapi`.
 //!
 //! Where the two could differ, and why they do not for the shipped transcripts:
