@@ -19,6 +19,12 @@
 //! # Non-guarantees
 //! - Recorded `tool_use` ids are kept for reference only: the mock serves its own ids, which
 //!   encode the session and turn.
+//! - [`Transcript::to_case`] keeps turn boundaries only as far as a [`Case`] can: a case is
+//!   either one turn sent as a batch or single calls in order. A transcript with several turns,
+//!   one of them holding several calls, runs every call one after the other behind the stdio
+//!   protocol, so the TypeScript runner's concurrency inside that turn is not reproduced there
+//!   (only through `memcert certify --app`). Flattening all turns into one batch instead would
+//!   run a later turn's calls beside the earlier turn's, which no runner does.
 
 use std::path::{Path, PathBuf};
 
@@ -280,20 +286,64 @@ impl Transcript {
     pub fn builtin() -> Vec<Transcript> {
         [
             (
+                "create-edit-insert-view.json",
+                include_str!("../fixtures/transcripts/create-edit-insert-view.json"),
+            ),
+            (
                 "create-view.json",
                 include_str!("../fixtures/transcripts/create-view.json"),
+            ),
+            (
+                "delete-file-and-folder.json",
+                include_str!("../fixtures/transcripts/delete-file-and-folder.json"),
             ),
             (
                 "edit-steps.json",
                 include_str!("../fixtures/transcripts/edit-steps.json"),
             ),
             (
+                "insert-top-and-end.json",
+                include_str!("../fixtures/transcripts/insert-top-and-end.json"),
+            ),
+            (
+                "one-turn-dependent.json",
+                include_str!("../fixtures/transcripts/one-turn-dependent.json"),
+            ),
+            (
+                "one-turn-independent.json",
+                include_str!("../fixtures/transcripts/one-turn-independent.json"),
+            ),
+            (
+                "prefix-confusion.json",
+                include_str!("../fixtures/transcripts/prefix-confusion.json"),
+            ),
+            (
+                "rename-steps.json",
+                include_str!("../fixtures/transcripts/rename-steps.json"),
+            ),
+            (
+                "str-replace-refused.json",
+                include_str!("../fixtures/transcripts/str-replace-refused.json"),
+            ),
+            (
+                "symlink-outside.json",
+                include_str!("../fixtures/transcripts/symlink-outside.json"),
+            ),
+            (
                 "traversal-refused.json",
                 include_str!("../fixtures/transcripts/traversal-refused.json"),
             ),
             (
+                "traversal-variants.json",
+                include_str!("../fixtures/transcripts/traversal-variants.json"),
+            ),
+            (
                 "two-tool-uses.json",
                 include_str!("../fixtures/transcripts/two-tool-uses.json"),
+            ),
+            (
+                "view-range.json",
+                include_str!("../fixtures/transcripts/view-range.json"),
             ),
         ]
         .into_iter()
@@ -316,8 +366,16 @@ impl Transcript {
             .flat_map(|(i, t)| t.tool_use.iter().map(move |u| (i, u)))
     }
 
+    /// How many turns hold `tool_use` blocks.
+    pub fn tool_turns(&self) -> usize {
+        self.turns.iter().filter(|t| !t.tool_use.is_empty()).count()
+    }
+
     /// The transcript as a catalog case: one step per `tool_use`, in order; setup and checks
-    /// mapped to their catalog forms (a failed check is FAIL).
+    /// mapped to their catalog forms (a failed check is FAIL). A transcript whose calls all sit
+    /// in one turn, several of them, becomes a batch case (sent together, `Target::call_batch`,
+    /// concurrently for the TypeScript adapter as in its runner); any other runs its calls one
+    /// by one.
     pub fn to_case(&self) -> Case {
         Case {
             id: self.case_id(),
@@ -363,7 +421,11 @@ impl Transcript {
                 })
                 .collect(),
             race: None,
-            batch: self.turns.iter().any(|t| t.tool_use.len() > 1),
+            // A batch case is one assistant turn (`Case::batch`): only a transcript whose tool
+            // calls all sit in one turn maps onto it. Several turns run one call after the other,
+            // which is what the Python runner does and what the TypeScript runner does too as
+            // long as the calls of each turn are independent (see the non-guarantees above).
+            batch: self.tool_turns() == 1 && self.tool_uses().nth(1).is_some(),
         }
     }
 }
@@ -395,6 +457,25 @@ mod tests {
         assert_eq!(c.steps.len(), 1);
         assert_eq!(c.level, Level::Must);
         assert!(!c.batch);
+    }
+
+    #[test]
+    fn only_a_single_turn_of_several_calls_becomes_a_batch() {
+        let call = serde_json::json!({
+            "input": {"command": "view", "path": "/memories"},
+            "accept": [{"verdict": "PASS", "reply": {"match": "any_success"}}]
+        });
+        let mut v = minimal();
+        v["turns"][0]["tool_use"] = serde_json::json!([call, call]);
+        let one_turn = parse(v.clone()).unwrap().to_case();
+        assert!(one_turn.batch);
+        // Two turns, one of two calls: flattening both into one batch would run the second
+        // turn beside the first, so the calls go one by one.
+        v["turns"] =
+            serde_json::json!([{"tool_use": [call, call]}, {"tool_use": [call]}, {"text": "done"}]);
+        let two_turns = parse(v).unwrap().to_case();
+        assert_eq!(two_turns.steps.len(), 3);
+        assert!(!two_turns.batch);
     }
 
     #[test]
