@@ -86,6 +86,8 @@ pub enum AppError {
 pub struct AppRun {
     /// The totals, as reported.
     pub summary: Summary,
+    /// The mock's address (`http://127.0.0.1:P`); it is closed when the run returns.
+    pub mock: String,
     /// What the mock saw for each transcript, in transcript order (conversation mode, refused
     /// requests, notes).
     pub wire: Vec<SessionLog>,
@@ -130,6 +132,7 @@ pub fn run(
         records.push(rec);
         wire.push(log);
     }
+    let uri = mock.uri();
     drop(mock);
     let summary = Summary::of(
         name,
@@ -137,7 +140,11 @@ pub fn run(
         records.iter().map(|r| (r.id.as_str(), r.verdict)),
     );
     reporter.event(&Event::Finished(&summary));
-    Ok(AppRun { summary, wire })
+    Ok(AppRun {
+        summary,
+        mock: uri,
+        wire,
+    })
 }
 
 /// The memory folder's grandparent, where the canaries go, must be absent or empty.
@@ -197,11 +204,13 @@ pub fn serve_by_hand(
     });
     let (rec, log) = run_one(app, Drive::ByHand(ready), &mock, transcript);
     reporter.event(&Event::CaseFinished(&rec));
+    let uri = mock.uri();
     drop(mock);
     let summary = Summary::of(name, &app.config, [(rec.id.as_str(), rec.verdict)]);
     reporter.event(&Event::Finished(&summary));
     Ok(AppRun {
         summary,
+        mock: uri,
         wire: vec![log],
     })
 }

@@ -1,8 +1,10 @@
 //! A mock of the Messages API (`POST /v1/messages`) that replays recorded assistant turns to an
 //! unmodified app and captures the `tool_result` blocks its memory handler sends back.
 //!
-//! [`MockApi::start`] binds `127.0.0.1` on an ephemeral port (a wiremock server with a custom
-//! `Respond`er). Each conversation is a session ([`MockApi::add_session`]), reached at
+//! [`MockApi::start`] binds `127.0.0.1` on an ephemeral port: a wiremock server with a custom
+//! `Respond`er, or, when a [`Fault::Drop`] must cut an answer midway (wiremock only sends whole
+//! bodies), a minimal hyper listener ([`MockApi::start_listener`]) that calls the same request
+//! logic. Each conversation is a session ([`MockApi::add_session`]), reached at
 //! [`MockApi::base_url`] (`http://127.0.0.1:P/s/<n>`, for `ANTHROPIC_BASE_URL`); any prefix
 //! before `/v1/messages` is accepted, and with a single session the `/s/<n>` part may be left out.
 //!
@@ -19,15 +21,22 @@
 //!   `message_delta`, `message_stop`), otherwise a JSON message;
 //! - a malformed request (not JSON, no credential, tool_results missing, extra or out of order,
 //!   ids the mock never issued, a non-boolean `is_error`) gets a Messages-API-shaped 400 (401 for
-//!   no credential) with `x-should-retry: false`, and is recorded.
+//!   no credential) with `x-should-retry: false`, and is recorded;
+//! - injected [`Fault`]s (`--inject`): an error status for a turn's first requests (retryable
+//!   ones with `retry-after-ms: 10`, so SDK retries are fast), an answer cut with the connection
+//!   closed (`drop`), or one that ends early but cleanly (`truncate`);
+//! - `context_management` is checked against the documented rules ([`ContextFinding`],
+//!   `shared/spec/context-editing.md`) and answered with `applied_edits` (nothing cleared), in
+//!   the message or, streamed, in `message_delta`.
 //!
 //! # Guarantees
-//! - Listens on loopback only; dropping the [`MockApi`] stops the server (it is never pooled).
+//! - Listens on loopback only; dropping the [`MockApi`] stops the server and returns once its
+//!   port refuses connections (at most 2 s for wiremock, which closes on its own thread).
 //! - The first tool_result per id is the one kept; a later different one is noted.
 //!
 //! # Non-guarantees
-//! - SSE is served as one buffered body (wiremock cannot flush event by event), so faults that
-//!   cut a stream midway or space events in time are not possible here.
+//! - A stream is sent as one body, not event by event with pauses; events spaced in time are
+//!   not served.
 //! - `tools`, `system` and the echoed history are not validated.
 
 use std::collections::BTreeMap;
@@ -366,7 +375,18 @@ impl MockApi {
 impl Drop for MockApi {
     fn drop(&mut self) {
         match &mut self.backend {
-            Backend::Wiremock { server, .. } => drop(server.take()),
+            Backend::Wiremock { server, .. } => {
+                drop(server.take());
+                // wiremock closes its listener on its own thread: wait (at most 2 s) until the
+                // port refuses, so nothing listens once the mock is dropped.
+                let addr = self.uri.trim_start_matches("http://");
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+                while std::net::TcpStream::connect(addr).is_ok()
+                    && std::time::Instant::now() < deadline
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            }
             Backend::Listener(l) => l.stop(),
         }
     }

@@ -439,7 +439,12 @@ fn a_flawed_handler_in_the_app_is_unsafe() {
 fn misbehave(mode: &str, timeout: Duration) -> CaseRecord {
     let script = root().join("fixtures/apps/misbehave.py");
     let cmd = format!("python3 {} {mode}", script.display());
-    let (mut recs, _) = run(&cmd, &["two-tool-uses"], Threads::Accept, timeout);
+    let (mut recs, out) = run(&cmd, &["two-tool-uses"], Threads::Accept, timeout);
+    let addr = out.mock.trim_start_matches("http://");
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "{mode}: the mock at {addr} is shut down when the run returns"
+    );
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0].verdict, Verdict::Error, "{mode}: {:?}", recs[0]);
     recs.remove(0)
