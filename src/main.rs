@@ -658,4 +658,56 @@ mod tests {
         ])
         .is_err());
     }
+
+    #[test]
+    fn parses_faults_and_the_mock_commands() {
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--app",
+            "x",
+            "--memory-dir",
+            "d",
+            "--inject",
+            "529@3",
+            "--inject",
+            "drop@2x2",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        let faults: Vec<String> = a.inject.iter().map(ToString::to_string).collect();
+        assert_eq!(faults, ["529@3", "drop@2x2"]);
+        let e = Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--app",
+            "x",
+            "--memory-dir",
+            "d",
+            "--inject",
+            "529",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("bad fault \"529\": expected STATUS@TURN"), "{e}");
+        assert!(Cli::try_parse_from(["memcert", "certify", "--inject", "529@1"]).is_err());
+        let cli = Cli::try_parse_from(["memcert", "mock-api", "--transcript", "t.json"]).unwrap();
+        let Cmd::MockApi(m) = cli.command else {
+            panic!()
+        };
+        assert_eq!((m.timeout, m.memory_dir), (600.0, None));
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "record",
+            "--upstream",
+            "http://h",
+            "--out",
+            "o.json",
+        ])
+        .unwrap();
+        assert!(matches!(cli.command, Cmd::Record { timeout, .. } if timeout == 1800.0));
+        assert!(Cli::try_parse_from(["memcert", "record", "--out", "o.json"]).is_err());
+    }
 }
