@@ -187,6 +187,11 @@ struct CertifyArgs {
     /// optionally `xTIMES` (`500@2x3`). Turns count from 1.
     #[arg(long = "inject", value_name = "FAULT", requires = "app")]
     inject: Vec<memcert::mockapi::Fault>,
+    /// With --app: write every request the mock received and what it answered here, as JSON
+    /// lines (`case`, `n`, `request` body, `anthropic_beta`, `status`, `answer`); headers with
+    /// credentials are never written.
+    #[arg(long, value_name = "FILE", requires = "app")]
+    wire_log: Option<PathBuf>,
     /// Which wording is PASS: docs, python-sdk or typescript-sdk.
     #[arg(long, default_value = "docs", value_name = "PROFILE")]
     profile: Profile,
@@ -417,9 +422,27 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
             black_box: false,
         },
     };
-    reported(&args, |reporter| {
-        Ok(appcert::run(&app, &transcripts, reporter)?.summary)
-    })
+    let mut wire = Vec::new();
+    let code = reported(&args, |reporter| {
+        let run = appcert::run(&app, &transcripts, reporter)?;
+        wire = run.wire;
+        Ok(run.summary)
+    })?;
+    if let Some(path) = &args.wire_log {
+        let mut out = String::new();
+        for (t, log) in transcripts.iter().zip(&wire) {
+            for (n, e) in log.exchanges.iter().enumerate() {
+                let mut line = serde_json::to_value(e)?;
+                line["case"] = t.case_id().into();
+                line["n"] = (n + 1).into();
+                out.push_str(&serde_json::to_string(&line)?);
+                out.push('\n');
+            }
+        }
+        std::fs::write(path, out)
+            .with_context(|| format!("cannot write the wire log {}", path.display()))?;
+    }
+    Ok(code)
 }
 
 /// `mock-api`: one transcript served to an app driven by hand, then graded.

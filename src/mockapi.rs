@@ -215,6 +215,21 @@ pub struct ContextFinding {
     pub detail: String,
 }
 
+/// One request as the mock received it and what it answered (`certify --app --wire-log`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WireExchange {
+    /// The request body as JSON, or `{"unparsed": <text>}` when it is not JSON. Headers are not
+    /// kept (no credentials), but for `anthropic-beta`.
+    pub request: Value,
+    /// The `anthropic-beta` header values, joined with `,`; empty when absent.
+    pub anthropic_beta: String,
+    /// The status answered.
+    pub status: u16,
+    /// What was answered, in a few words: `turn 2 (JSON)`, `turn 2 (SSE)`, `injected 529`,
+    /// `cut`, `truncated`, or the error message.
+    pub answer: String,
+}
+
 /// Everything a session saw.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SessionLog {
@@ -247,6 +262,8 @@ pub struct SessionLog {
     pub full_history: bool,
     /// Some request asked for `"stream": true`.
     pub streamed: bool,
+    /// Every request and what it got, in order.
+    pub exchanges: Vec<WireExchange>,
 }
 
 struct Session {
@@ -582,6 +599,25 @@ fn answer(st: &mut State, req: &Request) -> Reply {
             session.log.malformed.push(msg);
         }
     }
+    let turn = session.log.served.last().copied();
+    let (status, answer) = match &reply {
+        Reply::Json(200, _) => (200, format!("turn {} (JSON)", turn.map_or(0, |t| t + 1))),
+        Reply::Sse(_) => (200, format!("turn {} (SSE)", turn.map_or(0, |t| t + 1))),
+        Reply::Json(status, v) => (
+            *status,
+            v["error"]["message"].as_str().unwrap_or("").to_owned(),
+        ),
+        Reply::Fault(status, _) => (*status, format!("injected {status}")),
+        Reply::Cut { abort: true, .. } => (200, "cut".to_owned()),
+        Reply::Cut { .. } => (200, "truncated".to_owned()),
+    };
+    session.log.exchanges.push(WireExchange {
+        request: serde_json::from_slice(req.body)
+            .unwrap_or_else(|_| json!({ "unparsed": String::from_utf8_lossy(req.body) })),
+        anthropic_beta: req.betas.clone(),
+        status,
+        answer,
+    });
     reply
 }
 
@@ -1327,6 +1363,23 @@ mod tests {
         assert!(log.finished && log.threaded && log.malformed.is_empty());
         assert_eq!(log.results.len(), 2);
         assert_eq!(log.served, [0, 1, 1]);
+        let answers: Vec<(u16, &str)> = log
+            .exchanges
+            .iter()
+            .map(|e| (e.status, e.answer.as_str()))
+            .collect();
+        assert_eq!(
+            answers,
+            [
+                (200, "turn 1 (JSON)"),
+                (200, "turn 2 (JSON)"),
+                (200, "turn 2 (JSON)")
+            ]
+        );
+        assert_eq!(
+            log.exchanges[0].request["thread"],
+            json!({"type": "create"})
+        );
     }
 
     #[test]
