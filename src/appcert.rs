@@ -25,6 +25,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -54,6 +56,32 @@ pub struct AppConfig {
     pub faults: Vec<Fault>,
     /// Profile, strictness, expected failures.
     pub config: Config,
+    /// Set (by a signal handler) to stop: the running app's process group is killed, its
+    /// sandbox removed, and [`run`] returns [`AppError::Interrupted`].
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl Default for AppConfig {
+    /// No command, no memory folder, 60 s per transcript, threads accepted, no faults.
+    fn default() -> AppConfig {
+        AppConfig {
+            command: String::new(),
+            memory_dir: PathBuf::new(),
+            timeout: Duration::from_secs(60),
+            threads: Threads::Accept,
+            faults: Vec::new(),
+            config: Config::default(),
+            interrupt: None,
+        }
+    }
+}
+
+impl AppConfig {
+    fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
 }
 
 /// Why the run could not start at all.
@@ -68,9 +96,21 @@ pub enum AppError {
         /// What is wrong.
         why: String,
     },
+    /// A signal stopped the run; the app was killed and its sandbox removed.
+    #[error("interrupted: the app was stopped and its sandbox removed")]
+    Interrupted,
     /// The mock could not start.
     #[error("the mock Messages API cannot start")]
     Mock(#[source] std::io::Error),
+    /// The memory folder cannot hold a sandbox: `..` in it, fewer than two parents, or its
+    /// grandparent a link, not a folder, or unreadable.
+    #[error("--memory-dir {memory_dir}: {why}")]
+    MemoryDir {
+        /// The memory folder.
+        memory_dir: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
     /// The folder two levels above the memory folder is not absent or empty.
     #[error("--memory-dir {memory_dir}: {run} (two levels up, where the canaries go) must be absent or empty; memcert never writes among files it did not make")]
     NotEmpty {
@@ -112,13 +152,39 @@ pub fn run(
             why: "no program".into(),
         });
     }
+    if !runnable(&words[0]) {
+        return Err(AppError::Command {
+            command: app.command.clone(),
+            why: format!(
+                "{:?} is not an executable file{}",
+                words[0],
+                if words[0].contains('/') {
+                    ""
+                } else {
+                    " in any PATH folder"
+                }
+            ),
+        });
+    }
     check_memory_dir(&app.memory_dir)?;
     let mock = MockApi::start(MockConfig {
         threads: app.threads,
         faults: app.faults.clone(),
     })
     .map_err(AppError::Mock)?;
-    let name = format!("app: {}", app.command);
+    let mut name = format!(
+        "app: {} (threads {}",
+        app.command,
+        match app.threads {
+            Threads::Accept => "accepted",
+            Threads::Refuse => "refused",
+        }
+    );
+    if !app.faults.is_empty() {
+        let f: Vec<String> = app.faults.iter().map(ToString::to_string).collect();
+        name.push_str(&format!(", --inject {}", f.join(" ")));
+    }
+    name.push(')');
     reporter.event(&Event::Started {
         target: &name,
         profile: app.config.profile,
@@ -127,7 +193,13 @@ pub fn run(
     let mut records = Vec::new();
     let mut wire = Vec::new();
     for t in transcripts {
+        if app.interrupted() {
+            return Err(AppError::Interrupted);
+        }
         let (rec, log) = run_one(app, Drive::App(&words), &mock, t);
+        if app.interrupted() {
+            return Err(AppError::Interrupted);
+        }
         reporter.event(&Event::CaseFinished(&rec));
         records.push(rec);
         wire.push(log);
@@ -147,18 +219,52 @@ pub fn run(
     })
 }
 
-/// The memory folder's grandparent, where the canaries go, must be absent or empty.
+/// The memory folder must be named without `..` and have two parents; its grandparent, where
+/// the canaries go, must be absent or an empty, readable, real folder (not a link).
 fn check_memory_dir(memory_dir: &Path) -> Result<(), AppError> {
-    let abs = std::path::absolute(memory_dir).unwrap_or(memory_dir.to_owned());
-    if let Some(run) = abs.parent().and_then(Path::parent) {
-        if std::fs::read_dir(run).is_ok_and(|mut d| d.next().is_some()) {
-            return Err(AppError::NotEmpty {
-                memory_dir: memory_dir.to_owned(),
-                run: run.to_owned(),
-            });
-        }
+    let bad = |why: String| AppError::MemoryDir {
+        memory_dir: memory_dir.to_owned(),
+        why,
+    };
+    if memory_dir
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(bad("`..` is refused: the folders two levels up would not be the ones memcert checks; name the folder without `..`".into()));
     }
-    Ok(())
+    let abs = std::path::absolute(memory_dir).unwrap_or(memory_dir.to_owned());
+    let Some(run) = abs
+        .parent()
+        .and_then(Path::parent)
+        .filter(|p| p.parent().is_some())
+    else {
+        return Err(bad(
+            "it needs two parent folders below / (the canaries go two levels up)".into(),
+        ));
+    };
+    match std::fs::symlink_metadata(run) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(bad(format!("{}: {e}", run.display()))),
+        Ok(m) if m.file_type().is_symlink() => return Err(bad(format!(
+            "{} (two levels up, where the canaries go) is a symbolic link; name the real folder",
+            run.display()
+        ))),
+        Ok(m) if !m.is_dir() => {
+            return Err(bad(format!(
+                "{} (two levels up, where the canaries go) is not a folder",
+                run.display()
+            )))
+        }
+        Ok(_) => {}
+    }
+    match std::fs::read_dir(run).map(|mut d| d.next().is_some()) {
+        Ok(true) => Err(AppError::NotEmpty {
+            memory_dir: memory_dir.to_owned(),
+            run: run.to_owned(),
+        }),
+        Ok(false) => Ok(()),
+        Err(e) => Err(bad(format!("{} cannot be listed: {e}", run.display()))),
+    }
 }
 
 /// How the app process ended.
@@ -168,6 +274,8 @@ enum Ending {
     NotStarted(String),
     /// [`serve_by_hand`]: the final turn was served.
     Served,
+    /// [`serve_by_hand`]: the final turn was not served in time.
+    HandTimedOut,
 }
 
 /// Who talks to the mock: the app command (its words), or a person's app, told the URL.
@@ -203,6 +311,9 @@ pub fn serve_by_hand(
         total: 1,
     });
     let (rec, log) = run_one(app, Drive::ByHand(ready), &mock, transcript);
+    if app.interrupted() {
+        return Err(AppError::Interrupted);
+    }
     reporter.event(&Event::CaseFinished(&rec));
     let uri = mock.uri();
     drop(mock);
@@ -216,16 +327,29 @@ pub fn serve_by_hand(
 }
 
 /// Wait until the session's final turn is served (and a little more), or the time limit.
-fn wait_by_hand(mock: &MockApi, session: usize, timeout: Duration) -> Ending {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
+fn wait_by_hand(mock: &MockApi, session: usize, app: &AppConfig) -> Ending {
+    let deadline = Instant::now() + app.timeout;
+    while Instant::now() < deadline && !app.interrupted() {
         if mock.log(session).finished {
             std::thread::sleep(Duration::from_millis(500));
             return Ending::Served;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ending::TimedOut
+    Ending::HandTimedOut
+}
+
+/// `program` names an executable file: a path, or a name found in a `PATH` folder.
+fn runnable(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ok = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return ok(Path::new(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| ok(&d.join(program))))
 }
 
 fn run_one(
@@ -275,16 +399,17 @@ fn run_one(
     obs.inputs = inputs.iter().map(strings_of).collect();
     let session = mock.add_session(served);
     let logs = tempfile::Builder::new().prefix("memcert-app-").tempdir();
-    let ending = match (drive, &logs) {
+    let (ending, escaped) = match (drive, &logs) {
         (Drive::App(words), Ok(logs)) => {
             run_app(app, words, mock, session, t, &sandbox, logs.path())
         }
-        (Drive::App(_), Err(e)) => {
-            Ending::NotStarted(format!("no folder for the app's output: {e}"))
-        }
+        (Drive::App(_), Err(e)) => (
+            Ending::NotStarted(format!("no folder for the app's output: {e}")),
+            0,
+        ),
         (Drive::ByHand(ready), _) => {
             ready(&mock.base_url(session));
-            wait_by_hand(mock, session, app.timeout)
+            (wait_by_hand(mock, session, app), 0)
         }
     };
     let stderr = logs
@@ -322,7 +447,49 @@ fn run_one(
     }
     let mut extra = Vec::new();
     if faulted {
-        extra.push(fault_finding(&log, &ending, &missing, &stderr));
+        let f = fault_finding(&log, &ending, &missing, &stderr);
+        let unreached = k_in_turn.len() - obs.replies.len();
+        if unreached > 0 {
+            // Calls never made are not graded; they must not let the run certify, unless the
+            // case already fails.
+            extra.push(Finding {
+                verdict: if f.verdict >= Verdict::Fail {
+                    Verdict::Skipped
+                } else {
+                    Verdict::Error
+                },
+                kind: "not-reached".into(),
+                detail: format!(
+                    "{unreached} of {} memory call(s) were never made after the injected fault, so they are not graded; certify without --inject, or with the fault at a later turn, to grade them",
+                    k_in_turn.len()
+                ),
+            });
+        }
+        extra.push(f);
+    }
+    if escaped > 0 {
+        extra.push(Finding {
+            verdict: Verdict::Info,
+            kind: "app-children".into(),
+            detail: format!("{escaped} process(es) the app started had left its process group (setsid or a new session) and were still running after it; memcert killed them"),
+        });
+    }
+    for f in &app.faults {
+        let turn = match f {
+            Fault::Status { turn, .. }
+            | Fault::Drop { turn, .. }
+            | Fault::Truncate { turn, .. } => *turn,
+        };
+        if turn > t.turns.len() {
+            extra.push(Finding {
+                verdict: Verdict::Info,
+                kind: "fault-not-delivered".into(),
+                detail: format!(
+                    "--inject {f}: this transcript has {} turn(s), so the fault was never delivered",
+                    t.turns.len()
+                ),
+            });
+        }
     }
     for c in &log.context {
         extra.push(Finding {
@@ -416,7 +583,7 @@ fn fault_finding(log: &SessionLog, ending: &Ending, missing: &str, stderr: &str)
                     stderr_words(stderr)
                 ),
             ),
-            Ending::TimedOut | Ending::NotStarted(_) | Ending::Served => {
+            Ending::TimedOut | Ending::HandTimedOut | Ending::NotStarted(_) | Ending::Served => {
                 (Verdict::Error, "fault-no-end", format!("injected {faults}; {missing}"))
             }
         }
@@ -437,12 +604,15 @@ fn run_app(
     t: &Transcript,
     sandbox: &Sandbox,
     logs: &Path,
-) -> Ending {
+) -> (Ending, usize) {
     let (Ok(out), Ok(err)) = (
         std::fs::File::create(logs.join("stdout")),
         std::fs::File::create(logs.join("stderr")),
     ) else {
-        return Ending::NotStarted("cannot create the app's output files".into());
+        return (
+            Ending::NotStarted("cannot create the app's output files".into()),
+            0,
+        );
     };
     let mut cmd = Command::new(&words[0]);
     cmd.args(&words[1..])
@@ -462,22 +632,91 @@ fn run_app(
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return Ending::NotStarted(format!("cannot start `{}`: {e}", words[0])),
+        Err(e) => {
+            return (
+                Ending::NotStarted(format!("cannot start `{}`: {e}", words[0])),
+                0,
+            )
+        }
     };
     let pid = rustix::process::Pid::from_child(&child);
     let deadline = Instant::now() + app.timeout;
+    // Descendants seen so far (pid -> start time), scanned every 100 ms: a process that leaves
+    // the app's process group (setsid) is still found through its parent while it has one.
+    let mut seen = std::collections::BTreeMap::new();
+    let mut next_scan = Instant::now();
     let ending = loop {
+        if Instant::now() >= next_scan {
+            descendants(pid.as_raw_nonzero().get(), &mut seen);
+            next_scan = Instant::now() + Duration::from_millis(100);
+        }
         match child.try_wait() {
             Ok(Some(status)) => break Ending::Exited(status),
             Ok(None) if Instant::now() >= deadline => break Ending::TimedOut,
+            Ok(None) if app.interrupted() => break Ending::NotStarted("interrupted".into()),
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => break Ending::NotStarted(format!("cannot wait for the app: {e}")),
         }
     };
-    // Whatever happened, nothing the app started outlives its case.
+    // Whatever happened, nothing the app started outlives its case: its process group, then
+    // any descendant seen that left the group and is still the same process.
     let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     let _ = child.wait();
-    ending
+    let mut escaped = 0;
+    let group = pid.as_raw_nonzero().get();
+    for (p, start) in &seen {
+        // The group's own members are already killed (maybe not yet reaped).
+        if proc_stat(*p).is_some_and(|s| s.start == *start && s.pgrp != group && !s.zombie) {
+            if let Some(p) = rustix::process::Pid::from_raw(*p) {
+                if rustix::process::kill_process(p, rustix::process::Signal::KILL).is_ok() {
+                    escaped += 1;
+                }
+            }
+        }
+    }
+    (ending, escaped)
+}
+
+/// A process as `/proc/<pid>/stat` shows it.
+struct ProcStat {
+    ppid: i32,
+    pgrp: i32,
+    start: u64,
+    zombie: bool,
+}
+
+fn proc_stat(pid: i32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(ProcStat {
+        zombie: *f.first()? == "Z",
+        ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
+        start: f.get(19)?.parse().ok()?,
+    })
+}
+
+/// Add to `seen` every live process descended from `root` or from a process already seen.
+fn descendants(root: i32, seen: &mut std::collections::BTreeMap<i32, u64>) {
+    let procs: Vec<(i32, i32, u64)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|p| proc_stat(p).map(|st| (p, st.ppid, st.start)))
+        .collect();
+    loop {
+        let before = seen.len();
+        for (p, pp, st) in &procs {
+            if (*pp == root || seen.contains_key(pp)) && !seen.contains_key(p) {
+                seen.insert(*p, *st);
+            }
+        }
+        if seen.len() == before {
+            break;
+        }
+    }
 }
 
 fn status_words(s: &std::process::ExitStatus) -> String {
@@ -507,6 +746,9 @@ fn why_missing(ending: &Ending, log: &SessionLog, timeout: Duration, stderr: &st
     match ending {
         Ending::NotStarted(why) => why.clone(),
         Ending::Served => format!("the conversation stopped ({progress})"),
+        Ending::HandTimedOut => format!(
+            "the conversation was not finished within {timeout:?} ({progress})"
+        ),
         Ending::TimedOut => format!(
             "the app did not finish the conversation within {timeout:?} ({progress}); its process group was killed{}",
             stderr_words(stderr)

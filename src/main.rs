@@ -166,11 +166,12 @@ struct CertifyArgs {
     app: Option<String>,
     /// With --app: the app's memory store root (what /memories maps to; for the Python SDK's
     /// BetaLocalFilesystemMemoryTool(base_path=B) that is B/memories). The folder two levels
-    /// up must be absent or empty: memcert puts its canaries there, and empties it afterwards.
+    /// up must be absent or empty: memcert puts its canaries there, and empties it afterwards
+    /// (removes it if memcert made it). No `..` in it, and that folder must not be a link.
     #[arg(long, value_name = "DIR", requires = "app")]
     memory_dir: Option<PathBuf>,
-    /// With --app: a folder of transcripts (*.json, docs/transcripts.md); default: the built-in
-    /// ones.
+    /// With --app: a folder of transcripts (*.json, docs/transcripts.md), or one transcript
+    /// file; default: the built-in ones.
     #[arg(long, value_name = "DIR", requires = "app")]
     transcripts: Option<PathBuf>,
     /// With --app: time limit per transcript, in seconds; the app's process group is killed
@@ -183,8 +184,10 @@ struct CertifyArgs {
     threads: String,
     /// With --app: inject a fault in every transcript, to certify the app's own retry and
     /// failure behaviour (repeatable): `STATUS@TURN` (e.g. `529@3`: the first request for turn
-    /// 3 gets an overloaded_error), `drop@TURN` (the answer to that turn is cut midway), each
-    /// optionally `xTIMES` (`500@2x3`). Turns count from 1.
+    /// 3 gets an overloaded_error), `drop@TURN` (the answer is cut midway and the connection
+    /// closed), `truncate@TURN` (the answer ends early but cleanly), each optionally `xTIMES`
+    /// (`500@2x3`). Turns count from 1. Calls never made after a fault are not graded and keep
+    /// the run from certifying.
     #[arg(long = "inject", value_name = "FAULT", requires = "app")]
     inject: Vec<memcert::mockapi::Fault>,
     /// With --app: write every request the mock received and what it answered here, as JSON
@@ -242,6 +245,12 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
             eprintln!("memcert: error: {e:#}");
+            if matches!(
+                e.downcast_ref::<memcert::appcert::AppError>(),
+                Some(memcert::appcert::AppError::Interrupted)
+            ) {
+                return ExitCode::from(130);
+            }
             ExitCode::from(exit::ERROR as u8)
         }
     }
@@ -384,6 +393,7 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
     use memcert::transcript::Transcript;
     let timeout = seconds("--app-timeout", args.app_timeout)?;
     let transcripts = match &args.transcripts {
+        Some(file) if file.is_file() => vec![Transcript::load(file)?],
         Some(dir) => Transcript::load_dir(dir)?,
         None => Transcript::builtin(),
     };
@@ -421,6 +431,7 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
             expected,
             black_box: false,
         },
+        interrupt: Some(interrupt_flag()?),
     };
     let mut wire = Vec::new();
     let code = reported(&args, |reporter| {
@@ -481,6 +492,7 @@ fn mock_api_cmd(args: MockApiArgs) -> Result<i32> {
             strict: args.strict,
             ..Default::default()
         },
+        interrupt: Some(interrupt_flag()?),
     };
     let mut files: Vec<FileReport> = args
         .report_json
@@ -518,7 +530,10 @@ fn record_cmd(
         bail!("--upstream must be an http:// or https:// base URL, got {upstream:?}");
     }
     let out = record::out_path(out);
+    memcert::report::check_writable(&out)
+        .with_context(|| format!("cannot write the transcript {}", out.display()))?;
     let id = id.unwrap_or_else(|| record::id_for(&out));
+    let stop = interrupt_flag()?;
     let rec =
         Recorder::start(upstream, &out, &id, limit).context("the recording proxy cannot start")?;
     println!("ANTHROPIC_BASE_URL={}", rec.url());
@@ -528,7 +543,10 @@ fn record_cmd(
         out.display()
     );
     let deadline = std::time::Instant::now() + limit;
-    while !rec.ended() && std::time::Instant::now() < deadline {
+    while !rec.ended()
+        && std::time::Instant::now() < deadline
+        && !stop.load(std::sync::atomic::Ordering::Relaxed)
+    {
         std::thread::sleep(Duration::from_millis(20));
     }
     // Late retries of the last request still go through.
@@ -551,6 +569,16 @@ fn record_cmd(
         out.display()
     );
     Ok(exit::PASS)
+}
+
+/// A flag set by SIGINT or SIGTERM, so a run can stop its app and clean up before exiting.
+fn interrupt_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, std::sync::Arc::clone(&flag))
+            .context("cannot install the signal handler")?;
+    }
+    Ok(flag)
 }
 
 /// A time limit flag in seconds, 0.01 to 86,400.

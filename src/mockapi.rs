@@ -101,7 +101,7 @@ pub enum Fault {
 impl std::str::FromStr for Fault {
     type Err = String;
 
-    /// Parse `529@3`, `500@2x3`, `drop@2`, `drop@1x2`.
+    /// Parse `529@3`, `500@2x3`, `drop@2`, `drop@1x2`, `truncate@2`.
     fn from_str(s: &str) -> Result<Fault, String> {
         let bad = || {
             format!("bad fault {s:?}: expected STATUS@TURN, drop@TURN or truncate@TURN, optionally xTIMES (e.g. 529@3, drop@2, 500@1x3)")
@@ -126,7 +126,8 @@ impl std::str::FromStr for Fault {
                 turn,
                 times,
             }),
-            _ => Err(bad()),
+            Ok(_) => Err(format!("{}; STATUS must be 400 to 599", bad())),
+            Err(_) => Err(bad()),
         }
     }
 }
@@ -1485,6 +1486,10 @@ mod tests {
         assert_eq!(
             "drop@2x2".parse::<Fault>(),
             Ok(Fault::Drop { turn: 2, times: 2 })
+        );
+        assert_eq!(
+            "200@1".parse::<Fault>().unwrap_err(),
+            "bad fault \"200@1\": expected STATUS@TURN, drop@TURN or truncate@TURN, optionally xTIMES (e.g. 529@3, drop@2, 500@1x3); STATUS must be 400 to 599"
         );
         for bad in ["529", "200@1", "drop@0", "529@1x0", "cut@2", "529@x"] {
             let e = bad.parse::<Fault>().unwrap_err();

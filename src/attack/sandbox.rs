@@ -105,9 +105,17 @@ impl RunDir {
 impl Drop for RunDir {
     fn drop(&mut self) {
         if let RunDir::At { path, existed } = self {
-            let _ = std::fs::remove_dir_all(&*path);
             if *existed {
-                let _ = std::fs::create_dir(&*path);
+                // Empty it again, keeping the folder itself (its mode and owner).
+                for entry in std::fs::read_dir(&*path).into_iter().flatten().flatten() {
+                    let p = entry.path();
+                    let _ = match entry.file_type() {
+                        Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
+                        _ => std::fs::remove_file(&p),
+                    };
+                }
+            } else {
+                let _ = std::fs::remove_dir_all(&*path);
             }
         }
     }
@@ -149,8 +157,21 @@ impl Sandbox {
     /// Creates and writes the run folder by host path.
     ///
     /// # Errors
-    /// `root` without two parents, a run folder that is not empty, or any I/O error.
+    /// `root` with a `..` component or without two parents, a run folder that is a symbolic
+    /// link or not empty, or any I/O error.
     pub fn create_at_unchecked(root: &Path, setup: &[Fs]) -> io::Result<Sandbox> {
+        if root
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: a memory folder with `..` in it is refused (its folders two levels up would not be the ones written); name the folder without `..`",
+                    root.display()
+                ),
+            ));
+        }
         let run = root
             .parent()
             .and_then(Path::parent)
@@ -165,6 +186,15 @@ impl Sandbox {
                 )
             })?
             .to_path_buf();
+        if std::fs::symlink_metadata(&run).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} (two levels above the memory folder, where the canaries go) is a symbolic link; name the real folder",
+                    run.display()
+                ),
+            ));
+        }
         let existed = match std::fs::read_dir(&run) {
             Ok(mut entries) => {
                 if entries.next().is_some() {

@@ -81,6 +81,7 @@ fn run_as(
             profile,
             ..Default::default()
         },
+        interrupt: None,
     };
     let mut c = Collect::default();
     let out = appcert::run(&cfg, &transcripts(ids), &mut c).unwrap();
@@ -524,6 +525,7 @@ fn run_faulted(command: &str, profile: Profile, id: &str, faults: &[&str]) -> Ca
             profile,
             ..Default::default()
         },
+        interrupt: None,
     };
     let mut c = Collect::default();
     appcert::run(&cfg, &transcripts(&[id]), &mut c).unwrap();
@@ -537,7 +539,7 @@ fn fault_of(r: &CaseRecord) -> String {
     let f: Vec<String> = r
         .findings
         .iter()
-        .filter(|f| f.kind.starts_with("fault"))
+        .filter(|f| f.kind.starts_with("fault") && f.kind != "fault-not-delivered")
         .map(|f| {
             let d = f.detail.split("; stderr ends with").next().unwrap();
             format!("{} {}: {d}", f.verdict, f.kind)
@@ -551,7 +553,17 @@ fn fault_of(r: &CaseRecord) -> String {
 /// finishes; every reply is still graded.
 #[test]
 fn python_sdk_app_recovers_from_an_overloaded_turn() {
-    let r = run_faulted(&app(""), Profile::PythonSdk, "edit-steps", &["529@2"]);
+    let r = run_faulted(
+        &app(""),
+        Profile::PythonSdk,
+        "edit-steps",
+        &["529@2", "500@9"],
+    );
+    assert!(
+        details(&r).contains("INFO fault-not-delivered: --inject 500@9: this transcript has 4 turn(s), so the fault was never delivered"),
+        "{}",
+        details(&r)
+    );
     assert_eq!(
         fault_of(&r),
         "INFO fault-recovered: injected 529 at turn 2 (attempt 1); the app retried and finished the conversation"
@@ -570,7 +582,9 @@ fn python_sdk_app_fails_loudly_when_retries_run_out() {
         "INFO fault-failed-loudly: injected 529 at turn 2 (attempt 1), 529 at turn 2 (attempt 2), 529 at turn 2 (attempt 3); the app exited with status 1 without finishing the conversation: it failed loudly"
     );
     assert_eq!(r.steps.len(), 1, "{r:?}");
-    assert_eq!(r.verdict, Verdict::Info, "{r:?}");
+    // The calls never made are not graded, and do not let the run certify.
+    assert_eq!(r.verdict, Verdict::Error, "{r:?}");
+    assert!(details(&r).contains("ERROR not-reached: 2 of 3 memory call(s) were never made after the injected fault, so they are not graded"), "{}", details(&r));
 }
 
 /// A stream that ends cleanly after its first delta (no message_stop): the Python runner takes
@@ -700,7 +714,7 @@ fn mock_api_serves_an_app_started_by_hand_and_stops_by_itself() {
     let text = String::from_utf8_lossy(&idle.stdout);
     assert_eq!(idle.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("did not finish the conversation within 500ms (0 request(s), 0 tool_result(s) received)"),
+        text.contains("the conversation was not finished within 500ms (0 request(s), 0 tool_result(s) received)"),
         "{text}"
     );
     let e = Command::new(env!("CARGO_BIN_EXE_memcert"))
@@ -805,8 +819,122 @@ fn record_writes_a_replayable_transcript_without_the_key() {
         threads: Threads::Accept,
         faults: Vec::new(),
         config: Config::default(),
+        interrupt: None,
     };
     let mut c = Collect::default();
     appcert::run(&cfg, &[t], &mut c).unwrap();
     assert_eq!(verdicts(&c.0), want([("app/work-notes", Verdict::Pass)]));
+}
+
+/// A child the app moved to a new session (out of its process group) is found through its
+/// parent, killed after the case, and reported.
+#[test]
+fn a_child_that_left_the_process_group_is_killed_and_reported() {
+    let r = misbehave("orphan", Duration::from_secs(20));
+    let d = details(&r);
+    assert!(d.contains("INFO app-children: 1 process(es) the app started had left its process group (setsid or a new session) and were still running after it; memcert killed them"), "{d}");
+}
+
+fn app_error(memory_dir: &Path, command: &str) -> String {
+    let cfg = AppConfig {
+        command: command.to_owned(),
+        memory_dir: memory_dir.to_owned(),
+        ..Default::default()
+    };
+    appcert::run(
+        &cfg,
+        &transcripts(&["create-view"]),
+        &mut Collect::default(),
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string()
+}
+
+/// A memory folder that cannot hold the sandbox, or a program that does not exist, is a usage
+/// error before anything runs, and nothing is written.
+#[test]
+fn bad_memory_folders_and_programs_are_refused_before_anything_runs() {
+    let s = tempfile::tempdir().unwrap();
+    let p = s.path();
+    std::fs::create_dir_all(p.join("full/x/a")).unwrap();
+    std::fs::write(p.join("full/keep.txt"), "mine").unwrap();
+    let e = app_error(&p.join("full/x/a/../memories"), "true");
+    assert!(e.ends_with("`..` is refused: the folders two levels up would not be the ones memcert checks; name the folder without `..`"), "{e}");
+    let e = app_error(&p.join("full/base/memories"), "true");
+    assert!(e.contains("must be absent or empty"), "{e}");
+    std::fs::create_dir(p.join("real")).unwrap();
+    std::os::unix::fs::symlink(p.join("real"), p.join("link")).unwrap();
+    let e = app_error(&p.join("link/base/memories"), "true");
+    assert!(
+        e.ends_with(
+            "(two levels up, where the canaries go) is a symbolic link; name the real folder"
+        ),
+        "{e}"
+    );
+    std::fs::write(p.join("file"), "").unwrap();
+    let e = app_error(&p.join("file/base/memories"), "true");
+    assert!(
+        e.ends_with("(two levels up, where the canaries go) is not a folder"),
+        "{e}"
+    );
+    let e = app_error(Path::new("/memories"), "true");
+    assert!(
+        e.ends_with("it needs two parent folders below / (the canaries go two levels up)"),
+        "{e}"
+    );
+    let e = app_error(&p.join("run/base/memories"), "memcert-no-such-program --x");
+    assert!(
+        e.ends_with("\"memcert-no-such-program\" is not an executable file in any PATH folder"),
+        "{e}"
+    );
+    let e = app_error(&p.join("run/base/memories"), "./no/such/app.sh");
+    assert!(
+        e.ends_with("\"./no/such/app.sh\" is not an executable file"),
+        "{e}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(p)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["file", "full", "link", "real"]);
+    assert_eq!(
+        std::fs::read_dir(p.join("full")).unwrap().count(),
+        2,
+        "only keep.txt and x"
+    );
+}
+
+/// A signal (the flag a SIGINT handler sets) stops a hung app at once: its process group is
+/// killed, the sandbox removed, the mock closed, and the run ends with `Interrupted`.
+#[test]
+fn an_interrupt_stops_the_app_and_cleans_up() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let s = tempfile::tempdir().unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let cfg = AppConfig {
+        command: format!(
+            "python3 {} hang",
+            root().join("fixtures/apps/misbehave.py").display()
+        ),
+        memory_dir: s.path().join("run/base/memories"),
+        timeout: Duration::from_secs(60),
+        interrupt: Some(Arc::clone(&flag)),
+        ..Default::default()
+    };
+    let f = Arc::clone(&flag);
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        f.store(true, Ordering::Relaxed);
+    });
+    let started = std::time::Instant::now();
+    let e = appcert::run(&cfg, &transcripts(&[]), &mut Collect::default())
+        .map(|_| ())
+        .unwrap_err();
+    t.join().unwrap();
+    assert!(matches!(e, appcert::AppError::Interrupted), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(!s.path().join("run").exists(), "the sandbox is removed");
 }
