@@ -4,7 +4,8 @@
 //! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
 //! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
-//! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`).
+//! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`);
+//! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`.
 
 pub mod html;
 pub mod json;
@@ -12,6 +13,7 @@ pub mod junit;
 pub mod markdown;
 #[cfg(feature = "cli")]
 pub mod progress;
+pub mod snapshots;
 pub mod terminal;
 
 use std::collections::BTreeMap;
@@ -139,6 +141,8 @@ pub(crate) fn test_record(
         findings: vec![],
         steps: vec![],
         duration_ms: 1,
+        snapshot: None,
+        baseline: None,
     }
 }
 
