@@ -82,6 +82,9 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&format!("- `{}`\n", cell(id)));
         }
     }
+    if let Some(b) = &summary.baseline {
+        s.push_str(&baseline(b, cases));
+    }
     let soft: Vec<&CaseRecord> = cases
         .iter()
         .filter(|c| matches!(c.verdict, Verdict::NonStrict | Verdict::Info))
@@ -96,6 +99,56 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&format!("- {} `{}`: {}\n", c.verdict, c.id, cell(first)));
         }
         s.push_str("\n</details>\n");
+    }
+    s
+}
+
+/// The comparison with the baseline: the totals, each REGRESSION with its diff in a `diff`
+/// block, the NEW cases and the STALE snapshots.
+fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> String {
+    use crate::baseline::Comparison;
+    let verdict = if b.passed() { "PASSED" } else { "FAILED" };
+    let mut s = format!(
+        "\n### Baseline: **{verdict}**\n\n`{}`: {} unchanged, {} REGRESSION, {} NEW, {} STALE \
+({} not compared, {} not run)\n",
+        cell(&b.dir),
+        b.unchanged,
+        b.regressions.len(),
+        b.new.len(),
+        b.stale.len(),
+        b.not_compared,
+        b.not_run
+    );
+    for c in cases {
+        if let Some(Comparison::Regression { diff, .. }) = &c.baseline {
+            // A fence longer than any backtick run in the diff, so a reply cannot close it.
+            let mut fence = String::from("```");
+            while diff.contains(fence.as_str()) {
+                fence.push('`');
+            }
+            s.push_str(&format!(
+                "\n**REGRESSION** `{}`\n\n{fence}diff\n{}{}{fence}\n",
+                c.id,
+                diff,
+                if diff.ends_with('\n') { "" } else { "\n" }
+            ));
+        }
+    }
+    if !b.new.is_empty() {
+        s.push_str(&format!(
+            "\n<details><summary>NEW, no snapshot yet ({})</summary>\n\n",
+            b.new.len()
+        ));
+        for id in &b.new {
+            s.push_str(&format!("- `{}`\n", cell(id)));
+        }
+        s.push_str("\n</details>\n");
+    }
+    if !b.stale.is_empty() {
+        s.push_str("\n**STALE snapshots** (their cases no longer exist; remove the files):\n\n");
+        for id in &b.stale {
+            s.push_str(&format!("- `{}`\n", cell(id)));
+        }
     }
     s
 }
