@@ -1023,7 +1023,7 @@ mod tests {
         assert!(!input_changed);
         assert_eq!(
             diff,
-            "--- baseline\n+++ actual\n@@ -1,6 +1,6 @@\n --- step 1 ---\n is_error: true\n content: 1 line\n\
+            "--- baseline\n+++ actual\n@@ -1,7 +1,7 @@\n --- step 1 ---\n is_error: true\n content: 1 line\n\
 -ENOENT: '/[RUN]/base/memories/x' [TOKEN]\n+other\n --- step 2 ---\n is_error: false\n content: 6 lines\n"
         );
     }
