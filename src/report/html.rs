@@ -799,4 +799,25 @@ data-verdict=\"UNSAFE\" open>"
         assert_eq!(Pre("\nx").to_string(), "<pre>\n\nx</pre>");
         assert_eq!(Pre("x").to_string(), "<pre>x</pre>");
     }
+
+    #[test]
+    fn a_regression_is_open_with_its_diff_and_the_baseline_lists() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let html = render(&summary, &cases);
+        assert_only_own_markup(&html);
+        assert!(html.contains(
+            "<h2>Baseline: <span class=\"not-certified\">FAILED</span></h2>\n<p><code>base</code>: \
+1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race or SKIPPED; 2 snapshots of cases not run)</p>"
+        ), "{html}");
+        assert!(html.contains("<p>STALE (snapshots of cases that no longer exist; remove the files):</p>\n<ul>\n<li><code>view/retired</code></li>"));
+        assert!(html.contains(
+            "data-verdict=\"PASS\" open><summary><span class=\"v pass\">PASS</span> <code>str_replace/success</code> \
+<span class=\"v fail\">REGRESSION</span></summary>"
+        ), "{html}");
+        assert!(
+            html.contains("<del>-edited</del>\n<ins>+&lt;b&gt;edited&lt;/b&gt;</ins>\n"),
+            "{html}"
+        );
+        assert!(html.contains("<code>view/new</code> <span class=\"v info\">NEW</span></summary>"));
+    }
 }

@@ -261,4 +261,45 @@ source: B01
 "#;
         assert_eq!(crate::report::junit::render(&summary, &cases), want);
     }
+
+    #[test]
+    fn markdown_baseline_section() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let text = render(&summary, &cases);
+        let want = "\n### Baseline: **FAILED**\n\n`base`: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE \
+(0 not compared, 2 not run)\n\n**REGRESSION** `str_replace/success`\n\n```diff\n--- baseline\n+++ actual\n\
+@@ -1,5 +1,5 @@\n --- step 1 ---\n is_error: false\n content: 1 line\n-edited\n+<b>edited</b>\n --- end ---\n```\n\n\
+<details><summary>NEW, no snapshot yet (1)</summary>\n\n- `view/new`\n\n</details>\n\n\
+**STALE snapshots** (their cases no longer exist; remove the files):\n\n- `view/retired`\n";
+        assert!(text.ends_with(want), "{text}");
+    }
+
+    #[test]
+    fn junit_fails_regressions_and_stale_snapshots() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let xml = crate::report::junit::render(&summary, &cases);
+        assert!(xml.contains(
+            "<testsuites name=\"memcert certify (docs)\" tests=\"4\" skipped=\"0\" failures=\"2\" errors=\"0\">"
+        ), "{xml}");
+        assert!(xml.contains(
+            "<failure message=\"the answers differ from the baseline snapshot (verdict PASS)\" \
+type=\"REGRESSION\">--- baseline\n+++ actual\n"
+        ), "{xml}");
+        assert!(
+            xml.contains("-edited\n+&lt;b&gt;edited&lt;/b&gt;\n"),
+            "{xml}"
+        );
+        for line in [
+            "    <testsuite name=\"baseline\" tests=\"1\" skipped=\"0\" errors=\"0\" failures=\"1\">\n",
+            "        <testcase name=\"view/retired\" classname=\"memcert.baseline\">\n",
+            "            <failure message=\"snapshot view__retired.snap of a case that no longer exists; \
+remove the file\" type=\"STALE\"/>\n",
+        ] {
+            assert!(xml.contains(line), "{line}\n{xml}");
+        }
+        assert!(
+            xml.contains("<system-err>NEW: no snapshot of this case in the baseline</system-err>"),
+            "{xml}"
+        );
+    }
 }

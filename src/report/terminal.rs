@@ -458,4 +458,35 @@ verdict: NOT CERTIFIED (1 UNSAFE)\n",
         );
         assert_eq!(text, want);
     }
+
+    #[test]
+    fn baseline_regressions_with_their_diff_then_new_stale_and_the_totals() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let text = render(&summary, &cases);
+        let want = concat!(
+            "\nREGRESSION str_replace/success\n",
+            "  snapshot:    base/str_replace__success.snap\n",
+            "  diff (-baseline +actual):\n",
+            "    --- baseline\n",
+            "    +++ actual\n",
+            "    @@ -1,5 +1,5 @@\n",
+            "     --- step 1 ---\n",
+            "     is_error: false\n",
+            "     content: 1 line\n",
+            "    -edited\n",
+            "    +<b>edited</b>\n",
+            "     --- end ---\n",
+            "\nNEW (1): no snapshot in the baseline (not a failure)\n",
+            "  view/new\n",
+            "\nSTALE snapshots (1): their cases no longer exist; remove the files\n",
+            "  view/retired  (view__retired.snap)\n",
+            "\nbaseline base: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race or \
+SKIPPED; 2 snapshots of cases not run)\n",
+            "\ncategory",
+        );
+        assert!(text.contains(want), "{text}");
+        assert!(text.ends_with(
+            "\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL)\nbaseline: FAILED (1 REGRESSION, 1 STALE): the run fails\n"
+        ));
+    }
 }
