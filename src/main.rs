@@ -694,4 +694,50 @@ mod tests {
         ])
         .is_err());
     }
+
+    #[test]
+    fn parses_snapshot_and_baseline_flags() {
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "snapshot",
+            "--out",
+            "base",
+            "--node",
+            "m.mjs:makeHandler",
+            "--exclude",
+            "batch/*",
+        ])
+        .unwrap();
+        let Cmd::Snapshot(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.out, PathBuf::from("base"));
+        assert_eq!(a.handler.node.as_deref(), Some("m.mjs:makeHandler"));
+        assert_eq!(a.exclude, ["batch/*"]);
+        assert!(
+            Cli::try_parse_from(["memcert", "snapshot"]).is_err(),
+            "--out is required"
+        );
+        assert!(Cli::try_parse_from([
+            "memcert", "snapshot", "--out", "b", "--python", "a:B", "--stdio", "x"
+        ])
+        .is_err());
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--baseline",
+            "base",
+            "--update-baseline",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.baseline, Some(PathBuf::from("base")));
+        assert!(a.update_baseline);
+        assert!(
+            Cli::try_parse_from(["memcert", "certify", "--update-baseline"]).is_err(),
+            "--update-baseline needs --baseline"
+        );
+    }
 }
