@@ -270,6 +270,57 @@ impl HandlerArgs {
     }
 }
 
+#[cfg(test)]
+mod snapshot_cli_tests {
+    use super::*;
+
+    #[test]
+    fn parses_snapshot_and_baseline_flags() {
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "snapshot",
+            "--out",
+            "base",
+            "--node",
+            "m.mjs:makeHandler",
+            "--exclude",
+            "batch/*",
+        ])
+        .unwrap();
+        let Cmd::Snapshot(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.out, PathBuf::from("base"));
+        assert_eq!(a.handler.node.as_deref(), Some("m.mjs:makeHandler"));
+        assert_eq!(a.exclude, ["batch/*"]);
+        assert!(
+            Cli::try_parse_from(["memcert", "snapshot"]).is_err(),
+            "--out is required"
+        );
+        assert!(Cli::try_parse_from([
+            "memcert", "snapshot", "--out", "b", "--python", "a:B", "--stdio", "x"
+        ])
+        .is_err());
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--baseline",
+            "base",
+            "--update-baseline",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.baseline, Some(PathBuf::from("base")));
+        assert!(a.update_baseline);
+        assert!(
+            Cli::try_parse_from(["memcert", "certify", "--update-baseline"]).is_err(),
+            "--update-baseline needs --baseline"
+        );
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -283,6 +334,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
+        Cmd::Snapshot(args) => snapshot_cmd(*args),
         Cmd::Cases {
             level,
             cases,
@@ -296,7 +348,6 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(exit::PASS)
         }
         Cmd::Certify(args) => certify_cmd(*args),
-        Cmd::Snapshot(args) => snapshot_cmd(*args),
         Cmd::Payloads {
             family,
             depth,
@@ -693,51 +744,5 @@ mod tests {
             "y"
         ])
         .is_err());
-    }
-
-    #[test]
-    fn parses_snapshot_and_baseline_flags() {
-        let cli = Cli::try_parse_from([
-            "memcert",
-            "snapshot",
-            "--out",
-            "base",
-            "--node",
-            "m.mjs:makeHandler",
-            "--exclude",
-            "batch/*",
-        ])
-        .unwrap();
-        let Cmd::Snapshot(a) = cli.command else {
-            panic!()
-        };
-        assert_eq!(a.out, PathBuf::from("base"));
-        assert_eq!(a.handler.node.as_deref(), Some("m.mjs:makeHandler"));
-        assert_eq!(a.exclude, ["batch/*"]);
-        assert!(
-            Cli::try_parse_from(["memcert", "snapshot"]).is_err(),
-            "--out is required"
-        );
-        assert!(Cli::try_parse_from([
-            "memcert", "snapshot", "--out", "b", "--python", "a:B", "--stdio", "x"
-        ])
-        .is_err());
-        let cli = Cli::try_parse_from([
-            "memcert",
-            "certify",
-            "--baseline",
-            "base",
-            "--update-baseline",
-        ])
-        .unwrap();
-        let Cmd::Certify(a) = cli.command else {
-            panic!()
-        };
-        assert_eq!(a.baseline, Some(PathBuf::from("base")));
-        assert!(a.update_baseline);
-        assert!(
-            Cli::try_parse_from(["memcert", "certify", "--update-baseline"]).is_err(),
-            "--update-baseline needs --baseline"
-        );
     }
 }
