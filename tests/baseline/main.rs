@@ -468,9 +468,16 @@ fn the_same_handler_on_tmpfs_and_on_disk_gives_identical_snapshots() {
         on_disk.path().as_os_str().len()
     );
     let node_path = common::node_path().to_string_lossy().into_owned();
+    // Both runs leave out the 5,000-file folder (scenario/many-entries), which takes most of the
+    // time on a disk; it lists no other kind of size than view/dir/* does. (Checked by hand at
+    // the standard level, with it: the reference, Python and TypeScript SDK handlers give the
+    // same files on /dev/shm and on ext4.)
     let runs: [(&str, Vec<&str>); 2] = [
         // The reference lists folders without a trailing `/`: dir-size needs the disk.
-        ("reference", vec!["--level", "quick"]),
+        (
+            "reference",
+            vec!["--level", "quick", "--exclude", "scenario/many-entries/*"],
+        ),
         // The TypeScript SDK discloses host paths in its errors and lists links.
         (
             "typescript-sdk",
@@ -485,6 +492,8 @@ fn the_same_handler_on_tmpfs_and_on_disk_gives_identical_snapshots() {
                 "payload/*",
                 "--exclude",
                 "batch/*",
+                "--exclude",
+                "scenario/many-entries/*",
             ],
         ),
     ];
