@@ -268,6 +268,10 @@ impl Redactor {
 /// line is `<size>\t<path>` where the size starts with a digit and holds only digits, `.`,
 /// letters and spaces (16 characters at most) and the path starts with `/memories`.
 pub fn listing_lines(text: &str) -> Vec<(usize, &str, &str)> {
+    // A quick no for the common case, a file view of up to a million lines.
+    if !text.contains("\t/memories") {
+        return Vec::new();
+    }
     text.split('\n')
         .enumerate()
         .filter_map(|(i, line)| {
@@ -364,7 +368,7 @@ impl Snapshot {
             let _ = writeln!(s, "--- step {} ---", i + 1);
             match a {
                 Answer::NoReply(why) => {
-                    let _ = writeln!(s, "no reply: {}", Value::String(why.clone()));
+                    let _ = writeln!(s, "no reply: {}", json_quote(why));
                 }
                 Answer::Reply(r) => {
                     let _ = writeln!(s, "is_error: {}", r.is_error);
@@ -381,7 +385,7 @@ impl Snapshot {
                             s.push('\n');
                         }
                         Content::Text(t) => {
-                            let _ = writeln!(s, "content: {}", Value::String(t.clone()));
+                            let _ = writeln!(s, "content: {}", json_quote(t));
                         }
                     }
                 }
@@ -549,10 +553,29 @@ impl Snapshot {
 /// Whether text content is written verbatim: not empty, no control character but tab and
 /// newline (a `\r` would not survive insta's line-ending normalisation).
 fn verbatim(text: &str) -> bool {
+    // Control characters are C0 and DEL (one byte each) and C1 (U+0080-U+009F: 0xC2 then
+    // 0x80-0x9F in UTF-8); a byte scan finds them without decoding.
+    let bytes = text.as_bytes();
     !text.is_empty()
-        && !text
-            .chars()
-            .any(|c| c.is_control() && c != '\t' && c != '\n')
+        && !bytes.iter().enumerate().any(|(i, &b)| {
+            (b < 0x20 && b != b'\t' && b != b'\n')
+                || b == 0x7f
+                || (b == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n)))
+        })
+}
+
+/// `text` as a JSON string on one line, every control character escaped (serde_json leaves DEL
+/// and C1 characters as they are).
+fn json_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    for c in Value::String(text.to_owned()).to_string().chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn json_string(text: &str) -> Result<String, String> {
@@ -710,19 +733,20 @@ impl Baseline {
             path: path.to_owned(),
             source,
         };
-        let mut snapshots = BTreeMap::new();
+        let mut paths = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(|e| read(dir, e))? {
             let entry = entry.map_err(|e| read(dir, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.ends_with(".snap") {
-                continue;
+            if name.ends_with(".snap") {
+                paths.push((name, entry.path()));
             }
-            let path = entry.path();
-            let text = std::fs::read_to_string(&path).map_err(|e| read(&path, e))?;
-            let snap = Snapshot::parse(&text, &path)?;
-            if file_name(&snap.case_id) != name {
+        }
+        let load = |(name, path): &(String, PathBuf)| -> Result<Snapshot, Error> {
+            let text = std::fs::read_to_string(path).map_err(|e| read(path, e))?;
+            let snap = Snapshot::parse(&text, path)?;
+            if &file_name(&snap.case_id) != name {
                 return Err(Error::Format {
-                    path,
+                    path: path.clone(),
                     what: format!(
                         "the file of case {} must be named {}",
                         snap.case_id,
@@ -730,6 +754,22 @@ impl Baseline {
                     ),
                 });
             }
+            Ok(snap)
+        };
+        // Two threads: reading and parsing some 2,000 files is a tenth of a second.
+        let half = paths.len() / 2;
+        let (first, second) = paths.split_at(half);
+        let (a, b) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| second.iter().map(load).collect::<Vec<_>>());
+            let mine: Vec<_> = first.iter().map(load).collect();
+            (
+                mine,
+                other.join().expect("the loading thread does not panic"),
+            )
+        });
+        let mut snapshots = BTreeMap::new();
+        for snap in a.into_iter().chain(b) {
+            let snap = snap?;
             snapshots.insert(snap.case_id.clone(), snap);
         }
         Ok(Baseline {
@@ -742,17 +782,12 @@ impl Baseline {
     pub fn compare(&self, actual: &Snapshot) -> Comparison {
         match self.snapshots.get(&actual.case_id) {
             None => Comparison::New,
-            Some(old) => {
-                let (before, after) = (old.body(), actual.body());
-                if before == after {
-                    Comparison::Unchanged
-                } else {
-                    Comparison::Regression {
-                        diff: diff(&before, &after),
-                        input_changed: old.input != actual.input,
-                    }
-                }
-            }
+            // The body is a function of the steps, one to one: compare them, render on a change.
+            Some(old) if old.steps == actual.steps => Comparison::Unchanged,
+            Some(old) => Comparison::Regression {
+                diff: diff(&old.body(), &actual.body()),
+                input_changed: old.input != actual.input,
+            },
         }
     }
 }
@@ -895,6 +930,10 @@ mod tests {
     fn render_then_parse_gives_the_same_snapshot() {
         let mut s = sample();
         s.steps.push(Answer::Reply(ToolResult::ok("a\r\nb\u{1b}")));
+        s.steps
+            .push(Answer::Reply(ToolResult::ok("c1 \u{85} é \u{7f}")));
+        s.steps
+            .push(Answer::Reply(ToolResult::ok("tab\tnewline\n é ✓")));
         s.steps.push(Answer::Reply(ToolResult::ok("")));
         s.steps.push(Answer::Reply(ToolResult {
             content: Content::Blocks(vec![json!({"type": "text", "text": "x\ny"})]),
@@ -909,6 +948,15 @@ mod tests {
         )));
         s.case_id = "odd: id".into();
         let text = s.render();
+        assert!(
+            text.contains("content: \"c1 \\u0085 é \\u007f\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("content: 2 lines\ntab\tnewline\n é ✓\n"),
+            "{text}"
+        );
+        assert!(text.contains("content: \"a\\r\\nb\\u001b\"\n"), "{text}");
         assert!(text.starts_with(&format!(
             "---\nsource: memcert {}\nexpression: \"odd: id\"\ninfo:\n  input:\n    - \"{{\\\"command\\\":\\\"view\\\",",
             env!("CARGO_PKG_VERSION")
