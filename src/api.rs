@@ -109,6 +109,7 @@ pub fn certify<H: Handler + ?Sized>(
         strict: options.strict,
         expected: options.expected.clone(),
         black_box: options.black_box,
+        ..Config::default()
     };
     let name = if options.name.is_empty() {
         "Rust handler".to_owned()

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::attack::oracle::{judge, Finding, Observation};
 use crate::attack::sandbox::Sandbox;
+use crate::baseline::{Baseline, BaselineSummary, Comparison, Snapshot};
 use crate::expected::ExpectedFailures;
 use crate::protocol::ToolResult;
 use crate::suite::verdict::Verdict;
@@ -36,6 +37,22 @@ pub struct Config {
     /// races) are SKIPPED with the reason; checks on disk are dropped, so state is judged only
     /// through the handler's answers. The canaries around the sandbox are still watched.
     pub black_box: bool,
+    /// Whether to take a snapshot of each case's answers (`memcert snapshot`) and compare it
+    /// with a baseline (`--baseline`).
+    pub snapshots: Snapshots,
+}
+
+/// What a run does with snapshots of the answers (`crate::baseline`).
+#[derive(Clone, Debug, Default)]
+pub enum Snapshots {
+    /// Nothing (the default).
+    #[default]
+    Off,
+    /// Take a snapshot of every case that can have one ([`CaseRecord::snapshot`]).
+    Record,
+    /// Take them and compare each with the baseline ([`CaseRecord::baseline`],
+    /// [`Summary::baseline`]).
+    Compare(std::sync::Arc<Baseline>),
 }
 
 /// One command of a finished case, with its answer.
@@ -78,6 +95,13 @@ pub struct CaseRecord {
     pub steps: Vec<StepRecord>,
     /// Wall time of the case, in milliseconds.
     pub duration_ms: u64,
+    /// The redacted snapshot of the answers, when the run takes snapshots ([`Config::snapshots`])
+    /// and the case can have one (not a race, not SKIPPED).
+    #[serde(skip)]
+    pub snapshot: Option<Snapshot>,
+    /// How the answers compare with the baseline (`--baseline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Comparison>,
 }
 
 /// Totals of a run.
@@ -101,6 +125,9 @@ pub struct Summary {
     pub unused: Vec<String>,
     /// No FAIL, UNSAFE or ERROR outside the expected failures, and no stale entry.
     pub certified: bool,
+    /// The comparison with the baseline (`--baseline`), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineSummary>,
 }
 
 impl Summary {
@@ -137,7 +164,14 @@ impl Summary {
             stale: reckoning.stale,
             unused: reckoning.unused,
             certified,
+            baseline: None,
         }
+    }
+
+    /// Whether the run passes (exit status 0): certified, and no REGRESSION or STALE snapshot
+    /// when compared with a baseline.
+    pub fn passed(&self) -> bool {
+        self.certified && self.baseline.as_ref().is_none_or(BaselineSummary::passed)
     }
 }
 
@@ -428,6 +462,8 @@ fn run_prepared(
                     );
                 }
             }
+            let snapshot_listings =
+                !matches!(config.snapshots, Snapshots::Off) && !config.black_box;
             let swapper = case.race.as_ref().map(|r| {
                 Swapper::start_unchecked(
                     sandbox.host_unchecked(&r.a),
@@ -437,13 +473,23 @@ fn run_prepared(
             });
             if case.batch {
                 match target.call_batch(&inputs) {
-                    Ok(rs) => obs.replies.extend(rs.into_iter().map(Ok)),
+                    Ok(rs) => {
+                        if snapshot_listings {
+                            obs.listed = rs.iter().map(|r| listed_unchecked(&sandbox, r)).collect();
+                        }
+                        obs.replies.extend(rs.into_iter().map(Ok))
+                    }
                     Err(e) => obs.replies.push(Err(explain(&e, target))),
                 }
             } else {
                 for input in &inputs {
                     match target.call(input) {
-                        Ok(r) => obs.replies.push(Ok(r)),
+                        Ok(r) => {
+                            if snapshot_listings {
+                                obs.listed.push(listed_unchecked(&sandbox, &r));
+                            }
+                            obs.replies.push(Ok(r))
+                        }
                         Err(e) => {
                             obs.replies.push(Err(explain(&e, target)));
                             break;
@@ -481,6 +527,33 @@ fn run_prepared(
         .map(|c| sandbox.node_unchecked(&c.path))
         .collect();
     record(case, &inputs, obs, config, Vec::new(), started)
+}
+
+/// The entries of a listing answer that are directories or links on disk now, right after the
+/// answer (`crate::baseline`'s `dir-size` and `link-size` rules).
+///
+/// # Ambient authority
+/// `lstat` by host path, inside the case's store root (listing paths resolved lexically,
+/// `baseline::entry_key`; intermediate links are followed, as by the handler that listed them).
+fn listed_unchecked(sandbox: &Sandbox, reply: &ToolResult) -> crate::baseline::Entries {
+    use crate::baseline::{entry_key, listing_lines, EntryKind};
+    let text = reply.text();
+    let mut out = crate::baseline::Entries::new();
+    for (_, _, path) in listing_lines(&text) {
+        let Some(key) = entry_key(path) else { continue };
+        let rel = key["/memories".len()..].trim_start_matches('/');
+        let host = if rel.is_empty() {
+            sandbox.root().to_path_buf()
+        } else {
+            sandbox.root().join(rel)
+        };
+        match std::fs::symlink_metadata(&host) {
+            Ok(m) if m.file_type().is_symlink() => out.insert(key, EntryKind::Link),
+            Ok(m) if m.is_dir() => out.insert(key, EntryKind::Dir),
+            _ => continue,
+        };
+    }
+    out
 }
 
 /// Every string value of an input and its escaped rendering (replies may escape control
@@ -639,6 +712,29 @@ pub(crate) fn record(
             }
         })
         .collect();
+    let snapshot = match (&config.snapshots, &obs.skipped, &case.race) {
+        (Snapshots::Off, _, _) | (_, Some(_), _) | (_, _, Some(_)) => None,
+        _ => Some(
+            crate::baseline::Redactor::new(&obs.host_paths, &obs.token).snapshot(
+                &case.id,
+                inputs,
+                &obs.replies,
+                &obs.listed,
+            ),
+        ),
+    };
+    let baseline = match &config.snapshots {
+        Snapshots::Compare(b) => Some(match (&snapshot, &obs.skipped) {
+            (Some(s), _) => b.compare(s),
+            (None, Some(_)) => Comparison::NotCompared {
+                reason: "SKIPPED: no answers to compare".into(),
+            },
+            (None, None) => Comparison::NotCompared {
+                reason: "a race: its answers depend on timing".into(),
+            },
+        }),
+        _ => None,
+    };
     CaseRecord {
         id: case.id.clone(),
         category: case.category().to_owned(),
@@ -653,7 +749,52 @@ pub(crate) fn record(
         findings: j.findings,
         steps,
         duration_ms: started.elapsed().as_millis() as u64,
+        snapshot,
+        baseline,
     }
+}
+
+/// The totals of a comparison with `baseline`: the run's comparisons, and every snapshot whose
+/// case was not run: STALE when memcert's catalog (every level) no longer has the case, else not
+/// run.
+fn baseline_summary(
+    baseline: &Baseline,
+    cases: &[Case],
+    compared: &[(String, Comparison)],
+) -> BaselineSummary {
+    let mut s = BaselineSummary {
+        dir: baseline.dir.display().to_string(),
+        ..BaselineSummary::default()
+    };
+    for (id, c) in compared {
+        match c {
+            Comparison::Unchanged => s.unchanged += 1,
+            Comparison::Regression { .. } => s.regressions.push(id.clone()),
+            Comparison::New => s.new.push(id.clone()),
+            Comparison::NotCompared { .. } => s.not_compared += 1,
+        }
+    }
+    let run: std::collections::HashSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+    let left: Vec<&String> = baseline
+        .snapshots
+        .keys()
+        .filter(|id| !run.contains(id.as_str()))
+        .collect();
+    if !left.is_empty() {
+        let all: std::collections::HashSet<String> =
+            crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full)
+                .into_iter()
+                .map(|c| c.id)
+                .collect();
+        for id in left {
+            if all.contains(id) {
+                s.not_run += 1;
+            } else {
+                s.stale.push(id.clone());
+            }
+        }
+    }
+    s
 }
 
 /// Run every case against `target`, reporting as it goes, and return the totals.
@@ -670,14 +811,21 @@ pub fn run(
         total: cases.len(),
     });
     let mut verdicts = Vec::with_capacity(cases.len());
+    let mut compared = Vec::new();
     for case in cases {
         let rec = run_case(case, target, config);
         verdicts.push(rec.verdict);
+        if let Some(c) = &rec.baseline {
+            compared.push((rec.id.clone(), c.clone()));
+        }
         reporter.event(&Event::CaseFinished(&rec));
     }
     target.shutdown();
     let outcomes = cases.iter().map(|c| c.id.as_str()).zip(verdicts);
-    let summary = Summary::of(target.describe(), config, outcomes);
+    let mut summary = Summary::of(target.describe(), config, outcomes);
+    if let Snapshots::Compare(b) = &config.snapshots {
+        summary.baseline = Some(baseline_summary(b, cases, &compared));
+    }
     reporter.event(&Event::Finished(&summary));
     summary
 }

@@ -8,6 +8,8 @@
 //! - [`attack`], [`suite`]: the canary oracle, the case catalog and verdicts (pure);
 //! - [`target`]: how to reach a handler under test (in-process, stdio protocol, Python adapter);
 //! - [`expected`]: the expected-failures list a run is judged against;
+//! - [`baseline`]: response-format snapshots of a handler's answers (insta's `.snap` format),
+//!   their redaction rules and the comparison of a run with them;
 //! - [`certify`]: the runner, the only module that sees both a case and a target;
 //! - [`transcript`]: recorded conversations (a model's tool_use turns and the replies each accepts);
 //! - [`mockapi`] (feature `mockapi`): a mock Messages API replaying transcripts to an app;
@@ -24,6 +26,7 @@ mod api;
 #[cfg(feature = "mockapi")]
 pub mod appcert;
 pub mod attack;
+pub mod baseline;
 pub mod certify;
 pub mod exit;
 pub mod expected;

@@ -38,6 +38,15 @@ enum Cmd {
     /// Without --python, --node, --stdio or --app, certifies memcert's built-in reference handler.
     /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
     Certify(Box<CertifyArgs>),
+    /// Run the case catalog against a handler and record its answers: one snapshot per case in
+    /// insta's `.snap` format (`<case id with / as __>.snap`), redacted by named rules (temp
+    /// paths, the canary token, directory and link sizes) so that the same handler always gives
+    /// the same files. Compare a later run with `memcert certify --baseline DIR`.
+    ///
+    /// Race cases and SKIPPED cases are not recorded. Without --python, --node or --stdio,
+    /// records memcert's built-in reference handler. Exit status: 0 recorded, 2 usage error, a
+    /// handler that cannot start or a file that cannot be written.
+    Snapshot(Box<SnapshotArgs>),
     /// Print the traversal payload corpus. `{DOWN:d}` in a payload stands for the way back down
     /// from the d-th ancestor of the store root to the sandbox, filled in per case. The corpus
     /// feeds the reference handler's tests, the fuzz seeds and the `payload/...` cases of
@@ -237,6 +246,152 @@ struct CertifyArgs {
     /// with the table per category, filters by verdict, and every case with its steps and diffs.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Compare every answer with the snapshots in this folder (made by `memcert snapshot`): a
+    /// changed answer is a REGRESSION, shown with a line diff, and a snapshot whose case no
+    /// longer exists is STALE; either fails the run (exit 1). A case without a snapshot is NEW
+    /// and does not. Race and SKIPPED cases are not compared. Not yet supported with --app.
+    #[arg(long, value_name = "DIR")]
+    baseline: Option<PathBuf>,
+    /// With --baseline: write each REGRESSION and NEW case's snapshot as `<name>.snap.new` beside
+    /// the old files, as insta does, to review with `cargo insta review` (or rename by hand). The
+    /// run still fails on a REGRESSION.
+    #[arg(long, requires = "baseline")]
+    update_baseline: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct SnapshotArgs {
+    /// The folder to write the snapshots to (made if missing). Existing snapshots of the cases
+    /// run are replaced, others are left alone; a case's pending `.snap.new` is removed.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    #[command(flatten)]
+    handler: HandlerArgs,
+    /// Which wording the built-in reference handler uses (docs, python-sdk or typescript-sdk);
+    /// external handlers answer in their own.
+    #[arg(long, default_value = "docs", value_name = "PROFILE")]
+    profile: Profile,
+    /// Which cases: quick (about 300), standard (about 1,900) or full (over 21,000).
+    #[arg(long, default_value = "standard", value_name = "LEVEL")]
+    level: catalog::RunLevel,
+    /// Only cases whose id matches this glob (repeatable; `*` matches across `/`).
+    #[arg(long = "cases", value_name = "GLOB")]
+    cases: Vec<String>,
+    /// Leave out cases whose id matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Not yet supported: snapshots of a whole app through the mock Messages API.
+    #[arg(long, value_name = "COMMAND", hide = true)]
+    app: Option<String>,
+    /// Not yet supported (with --app).
+    #[arg(long, value_name = "DIR", hide = true)]
+    transcripts: Option<PathBuf>,
+}
+
+/// How to reach the handler under test (`memcert snapshot`; `certify` has the same flags).
+#[derive(clap::Args, Debug, Clone)]
+struct HandlerArgs {
+    /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName` (a subclass of
+    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with
+    /// base_path=), or `path/to/file.py:make_handler` (a factory given the base directory).
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["stdio", "node"])]
+    python: Option<String>,
+    /// Extra keyword arguments for the Python handler's constructor or factory, as a JSON object.
+    #[arg(long, value_name = "JSON", requires = "python")]
+    python_init: Option<String>,
+    /// Python interpreter for --python (it must have the `anthropic` package).
+    #[arg(long, value_name = "EXE", default_value = "python3")]
+    python_exe: String,
+    /// A Node handler for the TypeScript SDK: `module.mjs:ExportName` (a class built with its
+    /// static init(baseDir)), `module.mjs:makeHandler` (a factory), or a package subpath such as
+    /// `@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool`.
+    #[arg(long, value_name = "SPEC", conflicts_with = "stdio")]
+    node: Option<String>,
+    /// Node interpreter for --node.
+    #[arg(long, value_name = "EXE", default_value = "node")]
+    node_exe: String,
+    /// A folder whose node_modules holds @anthropic-ai/sdk.
+    #[arg(long, value_name = "DIR")]
+    node_path: Option<PathBuf>,
+    /// A handler process speaking stdio protocol v1 (docs/protocol.md): program and arguments,
+    /// split like a POSIX shell splits words.
+    #[arg(long, value_name = "COMMAND")]
+    stdio: Option<String>,
+    /// Per-call time limit in seconds for external handlers.
+    #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
+    timeout: f64,
+    /// The handler keeps its files elsewhere than the folder memcert gives it: plant files through
+    /// its own `create` commands and SKIP cases that need links, FIFOs, empty folders or races.
+    #[arg(long)]
+    memory_dir_unknown: bool,
+}
+
+impl HandlerArgs {
+    /// The handler flags of `certify`.
+    fn of_certify(a: &CertifyArgs) -> HandlerArgs {
+        HandlerArgs {
+            python: a.python.clone(),
+            python_init: a.python_init.clone(),
+            python_exe: a.python_exe.clone(),
+            node: a.node.clone(),
+            node_exe: a.node_exe.clone(),
+            node_path: a.node_path.clone(),
+            stdio: a.stdio.clone(),
+            timeout: a.timeout,
+            memory_dir_unknown: a.memory_dir_unknown,
+        }
+    }
+}
+
+#[cfg(test)]
+mod snapshot_cli_tests {
+    use super::*;
+
+    #[test]
+    fn parses_snapshot_and_baseline_flags() {
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "snapshot",
+            "--out",
+            "base",
+            "--node",
+            "m.mjs:makeHandler",
+            "--exclude",
+            "batch/*",
+        ])
+        .unwrap();
+        let Cmd::Snapshot(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.out, PathBuf::from("base"));
+        assert_eq!(a.handler.node.as_deref(), Some("m.mjs:makeHandler"));
+        assert_eq!(a.exclude, ["batch/*"]);
+        assert!(
+            Cli::try_parse_from(["memcert", "snapshot"]).is_err(),
+            "--out is required"
+        );
+        assert!(Cli::try_parse_from([
+            "memcert", "snapshot", "--out", "b", "--python", "a:B", "--stdio", "x"
+        ])
+        .is_err());
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--baseline",
+            "base",
+            "--update-baseline",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.baseline, Some(PathBuf::from("base")));
+        assert!(a.update_baseline);
+        assert!(
+            Cli::try_parse_from(["memcert", "certify", "--update-baseline"]).is_err(),
+            "--update-baseline needs --baseline"
+        );
+    }
 }
 
 fn main() -> ExitCode {
@@ -258,6 +413,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
+        Cmd::Snapshot(args) => snapshot_cmd(*args),
         Cmd::Cases {
             level,
             cases,
@@ -308,7 +464,7 @@ fn run(cli: Cli) -> Result<i32> {
 }
 
 fn certify_cmd(args: CertifyArgs) -> Result<i32> {
-    let timeout = seconds("--timeout", args.timeout)?;
+    seconds("--timeout", args.timeout)?;
     for (what, path) in [
         ("JSON report", &args.report_json),
         ("JUnit report", &args.junit),
@@ -331,6 +487,9 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
                 .with_context(|| format!("--expected-failures {}", path.display()))?
         }
     };
+    if args.app.is_some() && args.baseline.is_some() {
+        bail!("--baseline is not yet supported with --app");
+    }
     if args.app.is_some() {
         return app_cmd(args, expected);
     }
@@ -339,10 +498,74 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
     if cases.is_empty() {
         bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
     }
+    let baseline = match &args.baseline {
+        None => certify::Snapshots::Off,
+        Some(dir) => certify::Snapshots::Compare(std::sync::Arc::new(
+            memcert::baseline::Baseline::load(dir).with_context(|| {
+                format!(
+                    "--baseline {}: record one with `memcert snapshot --out {0}`",
+                    dir.display()
+                )
+            })?,
+        )),
+    };
+    let (_adapter_dir, mut target) = handler_target(&HandlerArgs::of_certify(&args), args.profile)?;
+    let config = Config {
+        profile: args.profile,
+        strict: args.strict,
+        expected,
+        black_box: args.memory_dir_unknown,
+        snapshots: baseline,
+    };
+    let mut pending = args
+        .baseline
+        .clone()
+        .filter(|_| args.update_baseline)
+        .map(|dir| {
+            memcert::report::snapshots::SnapshotWriter::new(
+                dir,
+                memcert::report::snapshots::Write::Pending,
+            )
+        });
+    let code = reported(&args, |reporter| {
+        let mut both: Vec<&mut dyn Reporter> = vec![reporter];
+        if let Some(p) = pending.as_mut() {
+            both.push(p);
+        }
+        Ok(certify::run(
+            &config,
+            &cases,
+            target.as_mut(),
+            &mut Fanout(both),
+        ))
+    })?;
+    if let Some(p) = pending {
+        if let Some((id, e)) = p.errors.first() {
+            bail!("cannot write the pending snapshot of {id}: {e}");
+        }
+        if p.written > 0 {
+            eprintln!(
+                "memcert: wrote {} pending snapshot{} (.snap.new) to {}; review them with `cargo insta review`",
+                p.written,
+                if p.written == 1 { "" } else { "s" },
+                p.dir().display()
+            );
+        }
+    }
+    Ok(code)
+}
+
+/// The handler under test, started (an external one that cannot start is an error, exit 2),
+/// with the temp folder holding its adapter.
+fn handler_target(
+    args: &HandlerArgs,
+    profile: Profile,
+) -> Result<(tempfile::TempDir, Box<dyn Target>)> {
+    let timeout = seconds("--timeout", args.timeout)?;
     let adapter_dir = tempfile::Builder::new()
         .prefix("memcert-adapter-")
         .tempdir()?;
-    let mut target: Box<dyn Target> = if let Some(spec) = &args.python {
+    let target: Box<dyn Target> = if let Some(spec) = &args.python {
         let mut cmd = python::adapter_command(adapter_dir.path(), &args.python_exe, spec)?;
         if let Some(init) = &args.python_init {
             match serde_json::from_str::<serde_json::Value>(init) {
@@ -373,17 +596,61 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
             Stdio::new(cmd, timeout).named(format!("stdio: {line}")),
         )?)
     } else {
-        Box::new(InProcess::reference(args.profile))
+        Box::new(InProcess::reference(profile))
     };
+    Ok((adapter_dir, target))
+}
+
+/// `memcert snapshot`: run the cases and write one snapshot per case.
+fn snapshot_cmd(args: SnapshotArgs) -> Result<i32> {
+    use memcert::report::snapshots::{SnapshotWriter, Write as SnapWrite};
+    if args.app.is_some() || args.transcripts.is_some() {
+        bail!("snapshots are not yet supported with --app or --transcripts: record a catalog target (--python, --node, --stdio, or the reference)");
+    }
+    let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
+        .context("bad --cases or --exclude glob")?;
+    if cases.is_empty() {
+        bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot make --out {}", args.out.display()))?;
+    let (_adapter_dir, mut target) = handler_target(&args.handler, args.profile)?;
     let config = Config {
         profile: args.profile,
-        strict: args.strict,
-        expected,
-        black_box: args.memory_dir_unknown,
+        black_box: args.handler.memory_dir_unknown,
+        snapshots: certify::Snapshots::Record,
+        ..Config::default()
     };
-    reported(&args, |reporter| {
-        Ok(certify::run(&config, &cases, target.as_mut(), reporter))
-    })
+    let started = std::time::Instant::now();
+    let mut writer = SnapshotWriter::new(args.out.clone(), SnapWrite::Accepted);
+    let mut progress = Progress::new();
+    let summary = certify::run(
+        &config,
+        &cases,
+        target.as_mut(),
+        &mut Fanout(vec![&mut progress, &mut writer]),
+    );
+    if let Some((id, e)) = writer.errors.first() {
+        bail!(
+            "cannot write the snapshot of {id} in {}: {e}",
+            args.out.display()
+        );
+    }
+    let errors = summary.counts.get("ERROR").copied().unwrap_or(0);
+    println!(
+        "memcert snapshot: {} snapshots of {} written to {} in {:.1} s ({} cases not recorded: race or SKIPPED){}",
+        writer.written,
+        summary.target,
+        args.out.display(),
+        started.elapsed().as_secs_f64(),
+        writer.not_recorded,
+        if errors > 0 {
+            format!("; {errors} cases got no answer (ERROR), recorded as `no reply`")
+        } else {
+            String::new()
+        }
+    );
+    Ok(exit::PASS)
 }
 
 /// `certify --app`: every transcript through the mock, reported like catalog cases.
@@ -430,6 +697,7 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
             strict: args.strict,
             expected,
             black_box: false,
+            ..Config::default()
         },
         interrupt: Some(interrupt_flag()?),
     };
@@ -628,7 +896,7 @@ fn finish(files: &[FileReport], summary: &certify::Summary) -> Result<i32> {
             bail!("cannot write the report {}: {e}", f.path().display());
         }
     }
-    Ok(if summary.certified {
+    Ok(if summary.passed() {
         exit::PASS
     } else {
         exit::FAILED

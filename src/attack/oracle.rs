@@ -47,6 +47,10 @@ pub struct Observation {
     /// Why the runner did not run the case at all (it needs something this run lacks, e.g. a
     /// permission scenario under uid 0); `None` when it ran.
     pub skipped: Option<String>,
+    /// Per answer, the listed entries that were directories or links on disk right after it
+    /// (for the `dir-size` and `link-size` redactions of `crate::baseline`; filled only when a
+    /// run records or compares snapshots).
+    pub listed: Vec<crate::baseline::Entries>,
 }
 
 /// One reason for a verdict.

@@ -132,6 +132,9 @@ remove them:</p>\n<ul>\n",
         }
         h.push_str("</ul>\n");
     }
+    if let Some(b) = &summary.baseline {
+        baseline(&mut h, b);
+    }
     table(&mut h, cases);
     h.push_str("<h2>Cases</h2>\n<fieldset id=\"filter\" hidden>show:");
     for v in ORDER {
@@ -151,6 +154,45 @@ remove them:</p>\n<ul>\n",
     }
     let _ = write!(h, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     h
+}
+
+/// The comparison with the baseline: the totals and the REGRESSION, NEW and STALE ids (each
+/// REGRESSION case shows its diff, open, among the cases).
+fn baseline(h: &mut String, b: &crate::baseline::BaselineSummary) {
+    let (word, class) = if b.passed() {
+        ("PASSED", "certified")
+    } else {
+        ("FAILED", "not-certified")
+    };
+    let _ = writeln!(
+        h,
+        "<h2>Baseline: <span class=\"{class}\">{word}</span></h2>\n<p><code>{}</code>: {} unchanged, \
+{} REGRESSION, {} NEW, {} STALE ({} not compared: race or SKIPPED; {} snapshots of cases not run)</p>",
+        Text(&b.dir),
+        b.unchanged,
+        b.regressions.len(),
+        b.new.len(),
+        b.stale.len(),
+        b.not_compared,
+        b.not_run
+    );
+    for (what, ids) in [
+        ("REGRESSION (the answers changed)", &b.regressions),
+        ("NEW (no snapshot yet; not a failure)", &b.new),
+        (
+            "STALE (snapshots of cases that no longer exist; remove the files)",
+            &b.stale,
+        ),
+    ] {
+        if ids.is_empty() {
+            continue;
+        }
+        let _ = writeln!(h, "<p>{}:</p>\n<ul>", Text(what));
+        for id in ids {
+            let _ = writeln!(h, "<li><code>{}</code></li>", Text(id));
+        }
+        h.push_str("</ul>\n");
+    }
 }
 
 /// `201: 157 PASS, 28 NON-STRICT, ...`: the total, then each verdict that occurs.
@@ -215,7 +257,13 @@ fn badge(v: Verdict) -> String {
 }
 
 fn case(h: &mut String, c: &CaseRecord) {
-    let open = if c.verdict.blocks_certification() && c.expected_failure.is_none() {
+    let regression = match &c.baseline {
+        Some(crate::baseline::Comparison::Regression { diff, .. }) => Some(diff.as_str()),
+        _ => None,
+    };
+    let open = if (c.verdict.blocks_certification() && c.expected_failure.is_none())
+        || regression.is_some()
+    {
         " open"
     } else {
         ""
@@ -230,6 +278,13 @@ fn case(h: &mut String, c: &CaseRecord) {
         badge(c.verdict),
         Text(&c.id),
     );
+    match &c.baseline {
+        Some(crate::baseline::Comparison::Regression { .. }) => {
+            h.push_str(" <span class=\"v fail\">REGRESSION</span>")
+        }
+        Some(crate::baseline::Comparison::New) => h.push_str(" <span class=\"v info\">NEW</span>"),
+        _ => {}
+    }
     if let Some(reason) = &c.expected_failure {
         let _ = write!(
             h,
@@ -257,6 +312,19 @@ fn case(h: &mut String, c: &CaseRecord) {
         Text(&c.source.join(", ")),
         c.duration_ms
     );
+    if let Some(diff) = regression {
+        h.push_str(
+            "<p>The answers differ from the baseline snapshot (-baseline +actual):</p>\n<pre>",
+        );
+        for line in clip(diff, 4 * MAX_CHARS).lines() {
+            let _ = match line.as_bytes().first() {
+                Some(b'-') if !line.starts_with("---") => writeln!(h, "<del>{}</del>", Text(line)),
+                Some(b'+') if !line.starts_with("+++") => writeln!(h, "<ins>{}</ins>", Text(line)),
+                _ => writeln!(h, "{}", Text(line)),
+            };
+        }
+        h.push_str("</pre>\n");
+    }
     if !c.findings.is_empty() {
         h.push_str("<ul class=\"findings\">\n");
         for f in c.findings.iter().take(MAX_FINDINGS) {
@@ -730,5 +798,26 @@ data-verdict=\"UNSAFE\" open>"
         assert_eq!(clip("abc", 3), "abc");
         assert_eq!(Pre("\nx").to_string(), "<pre>\n\nx</pre>");
         assert_eq!(Pre("x").to_string(), "<pre>x</pre>");
+    }
+
+    #[test]
+    fn a_regression_is_open_with_its_diff_and_the_baseline_lists() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let html = render(&summary, &cases);
+        assert_only_own_markup(&html);
+        assert!(html.contains(
+            "<h2>Baseline: <span class=\"not-certified\">FAILED</span></h2>\n<p><code>base</code>: \
+1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race or SKIPPED; 2 snapshots of cases not run)</p>"
+        ), "{html}");
+        assert!(html.contains("<p>STALE (snapshots of cases that no longer exist; remove the files):</p>\n<ul>\n<li><code>view/retired</code></li>"));
+        assert!(html.contains(
+            "data-verdict=\"PASS\" open><summary><span class=\"v pass\">PASS</span> <code>str_replace/success</code> \
+<span class=\"v fail\">REGRESSION</span></summary>"
+        ), "{html}");
+        assert!(
+            html.contains("<del>-edited</del>\n<ins>+&lt;b&gt;edited&lt;/b&gt;</ins>\n"),
+            "{html}"
+        );
+        assert!(html.contains("<code>view/new</code> <span class=\"v info\">NEW</span></summary>"));
     }
 }

@@ -3,6 +3,9 @@
 //! SKIPPED skipped; PASS, NON-STRICT and INFO pass, the last two with their finding in
 //! `system-out`. A failure's message starts with the requirement (style rule 8). An expected
 //! failure (`--expected-failures`) is skipped, its message `expected failure (VERDICT): reason`.
+//! With `--baseline`, a REGRESSION case is a failure of type `REGRESSION` whatever its verdict,
+//! the diff first in its text; a NEW case says so in `system-err`; each STALE snapshot is a
+//! failing test case (type `STALE`) in a last suite, `baseline`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -24,6 +27,25 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
                 .set_type(c.verdict.as_str())
                 .set_message(format!("expected failure ({}): {reason}", c.verdict))
                 .set_description(detail.clone());
+            let mut tc = TestCase::new(c.id.clone(), status);
+            tc.set_classname(format!("memcert.{}", c.category))
+                .set_time(Duration::from_millis(c.duration_ms));
+            suites
+                .entry(c.category.as_str())
+                .or_insert_with(|| TestSuite::new(c.category.clone()))
+                .add_test_case(tc);
+            continue;
+        }
+        if let Some(crate::baseline::Comparison::Regression { diff, .. }) = &c.baseline {
+            // A changed answer fails whatever the verdict; the verdict's own evidence follows.
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_type("REGRESSION")
+                .set_message(format!(
+                    "the answers differ from the baseline snapshot (verdict {})",
+                    c.verdict
+                ))
+                .set_description(format!("{diff}\n{detail}"));
             let mut tc = TestCase::new(c.id.clone(), status);
             tc.set_classname(format!("memcert.{}", c.category))
                 .set_time(Duration::from_millis(c.duration_ms));
@@ -55,10 +77,29 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         if matches!(c.verdict, Verdict::NonStrict | Verdict::Info) {
             tc.set_system_out(format!("{}: {detail}", c.verdict));
         }
+        if let Some(crate::baseline::Comparison::New) = &c.baseline {
+            tc.set_system_err("NEW: no snapshot of this case in the baseline");
+        }
         suites
             .entry(c.category.as_str())
             .or_insert_with(|| TestSuite::new(c.category.clone()))
             .add_test_case(tc);
+    }
+    if let Some(b) = summary.baseline.as_ref().filter(|b| !b.stale.is_empty()) {
+        // A stale snapshot has no case to hang on: one failing test case each, in suite
+        // `baseline`.
+        let mut suite = TestSuite::new("baseline");
+        for id in &b.stale {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_type("STALE").set_message(format!(
+                "snapshot {} of a case that no longer exists; remove the file",
+                crate::baseline::file_name(id)
+            ));
+            let mut tc = TestCase::new(id.clone(), status);
+            tc.set_classname("memcert.baseline");
+            suite.add_test_case(tc);
+        }
+        suites.insert("~baseline", suite);
     }
     report.add_test_suites(suites.into_values());
     report.to_string().expect("JUnit XML serialises")

@@ -82,6 +82,9 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&format!("- `{}`\n", cell(id)));
         }
     }
+    if let Some(b) = &summary.baseline {
+        s.push_str(&baseline(b, cases));
+    }
     let soft: Vec<&CaseRecord> = cases
         .iter()
         .filter(|c| matches!(c.verdict, Verdict::NonStrict | Verdict::Info))
@@ -96,6 +99,56 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&format!("- {} `{}`: {}\n", c.verdict, c.id, cell(first)));
         }
         s.push_str("\n</details>\n");
+    }
+    s
+}
+
+/// The comparison with the baseline: the totals, each REGRESSION with its diff in a `diff`
+/// block, the NEW cases and the STALE snapshots.
+fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> String {
+    use crate::baseline::Comparison;
+    let verdict = if b.passed() { "PASSED" } else { "FAILED" };
+    let mut s = format!(
+        "\n### Baseline: **{verdict}**\n\n`{}`: {} unchanged, {} REGRESSION, {} NEW, {} STALE \
+({} not compared, {} not run)\n",
+        cell(&b.dir),
+        b.unchanged,
+        b.regressions.len(),
+        b.new.len(),
+        b.stale.len(),
+        b.not_compared,
+        b.not_run
+    );
+    for c in cases {
+        if let Some(Comparison::Regression { diff, .. }) = &c.baseline {
+            // A fence longer than any backtick run in the diff, so a reply cannot close it.
+            let mut fence = String::from("```");
+            while diff.contains(fence.as_str()) {
+                fence.push('`');
+            }
+            s.push_str(&format!(
+                "\n**REGRESSION** `{}`\n\n{fence}diff\n{}{}{fence}\n",
+                c.id,
+                diff,
+                if diff.ends_with('\n') { "" } else { "\n" }
+            ));
+        }
+    }
+    if !b.new.is_empty() {
+        s.push_str(&format!(
+            "\n<details><summary>NEW, no snapshot yet ({})</summary>\n\n",
+            b.new.len()
+        ));
+        for id in &b.new {
+            s.push_str(&format!("- `{}`\n", cell(id)));
+        }
+        s.push_str("\n</details>\n");
+    }
+    if !b.stale.is_empty() {
+        s.push_str("\n**STALE snapshots** (their cases no longer exist; remove the files):\n\n");
+        for id in &b.stale {
+            s.push_str(&format!("- `{}`\n", cell(id)));
+        }
     }
     s
 }
@@ -207,5 +260,46 @@ source: B01
 </testsuites>
 "#;
         assert_eq!(crate::report::junit::render(&summary, &cases), want);
+    }
+
+    #[test]
+    fn markdown_baseline_section() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let text = render(&summary, &cases);
+        let want = "\n### Baseline: **FAILED**\n\n`base`: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE \
+(0 not compared, 2 not run)\n\n**REGRESSION** `str_replace/success`\n\n```diff\n--- baseline\n+++ actual\n\
+@@ -1,5 +1,5 @@\n --- step 1 ---\n is_error: false\n content: 1 line\n-edited\n+<b>edited</b>\n --- end ---\n```\n\n\
+<details><summary>NEW, no snapshot yet (1)</summary>\n\n- `view/new`\n\n</details>\n\n\
+**STALE snapshots** (their cases no longer exist; remove the files):\n\n- `view/retired`\n";
+        assert!(text.ends_with(want), "{text}");
+    }
+
+    #[test]
+    fn junit_fails_regressions_and_stale_snapshots() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let xml = crate::report::junit::render(&summary, &cases);
+        assert!(xml.contains(
+            "<testsuites name=\"memcert certify (docs)\" tests=\"4\" skipped=\"0\" failures=\"2\" errors=\"0\">"
+        ), "{xml}");
+        assert!(xml.contains(
+            "<failure message=\"the answers differ from the baseline snapshot (verdict PASS)\" \
+type=\"REGRESSION\">--- baseline\n+++ actual\n"
+        ), "{xml}");
+        assert!(
+            xml.contains("-edited\n+&lt;b&gt;edited&lt;/b&gt;\n"),
+            "{xml}"
+        );
+        for line in [
+            "    <testsuite name=\"baseline\" tests=\"1\" skipped=\"0\" errors=\"0\" failures=\"1\">\n",
+            "        <testcase name=\"view/retired\" classname=\"memcert.baseline\">\n",
+            "            <failure message=\"snapshot view__retired.snap of a case that no longer exists; \
+remove the file\" type=\"STALE\"/>\n",
+        ] {
+            assert!(xml.contains(line), "{line}\n{xml}");
+        }
+        assert!(
+            xml.contains("<system-err>NEW: no snapshot of this case in the baseline</system-err>"),
+            "{xml}"
+        );
     }
 }

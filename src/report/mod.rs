@@ -4,7 +4,8 @@
 //! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
 //! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
-//! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`).
+//! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`);
+//! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`.
 
 pub mod html;
 pub mod json;
@@ -12,6 +13,7 @@ pub mod junit;
 pub mod markdown;
 #[cfg(feature = "cli")]
 pub mod progress;
+pub mod snapshots;
 pub mod terminal;
 
 use std::collections::BTreeMap;
@@ -139,6 +141,64 @@ pub(crate) fn test_record(
         findings: vec![],
         steps: vec![],
         duration_ms: 1,
+        snapshot: None,
+        baseline: None,
+    }
+}
+
+/// A run compared with a baseline, for the report tests: `view/missing` PASS and unchanged,
+/// `str_replace/success` PASS and a REGRESSION (one line changed, with markup in it), `view/new`
+/// PASS and NEW; one STALE snapshot, `view/retired`.
+#[cfg(test)]
+pub(crate) fn baseline_sample() -> (crate::certify::Summary, Vec<crate::certify::CaseRecord>) {
+    use crate::baseline::{BaselineSummary, Comparison};
+    let with = |id: &str, c: Comparison| crate::certify::CaseRecord {
+        baseline: Some(c),
+        ..test_record(id, Verdict::Pass)
+    };
+    let cases = vec![
+        with("view/missing", Comparison::Unchanged),
+        with(
+            "str_replace/success",
+            Comparison::Regression {
+                diff: crate::baseline::diff(
+                    "--- step 1 ---\nis_error: false\ncontent: 1 line\nedited\n--- end ---\n",
+                    "--- step 1 ---\nis_error: false\ncontent: 1 line\n<b>edited</b>\n--- end ---\n",
+                ),
+                input_changed: false,
+            },
+        ),
+        with("view/new", Comparison::New),
+    ];
+    let mut summary = crate::certify::Summary::of(
+        "t".into(),
+        &crate::certify::Config::default(),
+        cases.iter().map(|c| (c.id.as_str(), c.verdict)),
+    );
+    summary.baseline = Some(BaselineSummary {
+        dir: "base".into(),
+        unchanged: 1,
+        regressions: vec!["str_replace/success".into()],
+        new: vec!["view/new".into()],
+        stale: vec!["view/retired".into()],
+        not_compared: 0,
+        not_run: 2,
+    });
+    (summary, cases)
+}
+
+#[cfg(test)]
+mod baseline_tests {
+    #[test]
+    fn a_failed_baseline_fails_the_run_even_when_certified() {
+        let (mut summary, _) = super::baseline_sample();
+        assert!(summary.certified);
+        assert!(!summary.passed());
+        let b = summary.baseline.as_mut().unwrap();
+        b.regressions.clear();
+        assert!(!summary.passed(), "STALE fails too");
+        summary.baseline.as_mut().unwrap().stale.clear();
+        assert!(summary.passed(), "NEW does not");
     }
 }
 

@@ -89,6 +89,9 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&format!("  {:<48} {}\n", c.id, visible(why)));
         }
     }
+    if let Some(b) = &summary.baseline {
+        s.push_str(&baseline(b, cases));
+    }
     s.push('\n');
     s.push_str(&table(cases));
     if !summary.stale.is_empty() {
@@ -138,6 +141,94 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     } else {
         s.push_str(&format!("\nverdict: NOT CERTIFIED ({})\n", bad.join(", ")));
     }
+    if let Some(b) = &summary.baseline {
+        let mut bad = Vec::new();
+        if !b.regressions.is_empty() {
+            bad.push(format!("{} REGRESSION", b.regressions.len()));
+        }
+        if !b.stale.is_empty() {
+            bad.push(format!("{} STALE", b.stale.len()));
+        }
+        if bad.is_empty() {
+            s.push_str(&format!(
+                "baseline: PASSED ({} unchanged, {} NEW)\n",
+                b.unchanged,
+                b.new.len()
+            ));
+        } else {
+            s.push_str(&format!(
+                "baseline: FAILED ({}): the run fails\n",
+                bad.join(", ")
+            ));
+        }
+    }
+    s
+}
+
+/// The comparison with the baseline: every REGRESSION with its diff, then the NEW cases and
+/// STALE snapshots one line each, then the totals.
+fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> String {
+    use crate::baseline::Comparison;
+    let mut s = String::new();
+    for c in cases {
+        if let Some(Comparison::Regression {
+            diff,
+            input_changed,
+        }) = &c.baseline
+        {
+            s.push_str(&format!("\nREGRESSION {}\n", c.id));
+            s.push_str(&format!(
+                "  snapshot:    {}\n",
+                visible(
+                    &std::path::Path::new(&b.dir)
+                        .join(crate::baseline::file_name(&c.id))
+                        .display()
+                        .to_string()
+                )
+            ));
+            if *input_changed {
+                s.push_str(
+                    "  the case's inputs changed too (memcert's catalog changed since the snapshot)\n",
+                );
+            }
+            s.push_str("  diff (-baseline +actual):\n");
+            for line in diff.lines() {
+                s.push_str(&format!("    {}\n", visible(line)));
+            }
+        }
+    }
+    if !b.new.is_empty() {
+        s.push_str(&format!(
+            "\nNEW ({}): no snapshot in the baseline (not a failure)\n",
+            b.new.len()
+        ));
+        for id in &b.new {
+            s.push_str(&format!("  {id}\n"));
+        }
+    }
+    if !b.stale.is_empty() {
+        s.push_str(&format!(
+            "\nSTALE snapshots ({}): their cases no longer exist; remove the files\n",
+            b.stale.len()
+        ));
+        for id in &b.stale {
+            s.push_str(&format!(
+                "  {}  ({})\n",
+                visible(id),
+                crate::baseline::file_name(id)
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "\nbaseline {}: {} unchanged, {} REGRESSION, {} NEW, {} STALE ({} not compared: race or SKIPPED; {} snapshots of cases not run)\n",
+        visible(&b.dir),
+        b.unchanged,
+        b.regressions.len(),
+        b.new.len(),
+        b.stale.len(),
+        b.not_compared,
+        b.not_run
+    ));
     s
 }
 
@@ -366,5 +457,36 @@ verdict: NOT CERTIFIED (1 UNSAFE)\n",
             env!("CARGO_PKG_VERSION")
         );
         assert_eq!(text, want);
+    }
+
+    #[test]
+    fn baseline_regressions_with_their_diff_then_new_stale_and_the_totals() {
+        let (summary, cases) = crate::report::baseline_sample();
+        let text = render(&summary, &cases);
+        let want = concat!(
+            "\nREGRESSION str_replace/success\n",
+            "  snapshot:    base/str_replace__success.snap\n",
+            "  diff (-baseline +actual):\n",
+            "    --- baseline\n",
+            "    +++ actual\n",
+            "    @@ -1,5 +1,5 @@\n",
+            "     --- step 1 ---\n",
+            "     is_error: false\n",
+            "     content: 1 line\n",
+            "    -edited\n",
+            "    +<b>edited</b>\n",
+            "     --- end ---\n",
+            "\nNEW (1): no snapshot in the baseline (not a failure)\n",
+            "  view/new\n",
+            "\nSTALE snapshots (1): their cases no longer exist; remove the files\n",
+            "  view/retired  (view__retired.snap)\n",
+            "\nbaseline base: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race or \
+SKIPPED; 2 snapshots of cases not run)\n",
+            "\ncategory",
+        );
+        assert!(text.contains(want), "{text}");
+        assert!(text.ends_with(
+            "\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL)\nbaseline: FAILED (1 REGRESSION, 1 STALE): the run fails\n"
+        ));
     }
 }

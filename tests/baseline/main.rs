@@ -1,0 +1,563 @@
+//! Response-format baselines (`src/baseline.rs`, `memcert snapshot`, `certify --baseline`).
+//!
+//! - the pinned SDK handlers' answers against `fixtures/baselines/<sdk>/` (the test that fails,
+//!   naming the case, when an SDK answer changes);
+//! - a changed wording is a REGRESSION in exactly the affected cases, and passes once restored;
+//! - NEW, STALE and `--update-baseline` through the command line, and the `--app` refusals;
+//! - the redaction rules: the same handler on tmpfs and on a disk gives the same files;
+//! - insta reads our files and writes them back byte for byte (what `cargo insta review` does).
+//!
+//! Re-record an SDK baseline after a deliberate change with the command in
+//! `fixtures/baselines/README.md`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use memcert::baseline::{Baseline, BaselineSummary, Comparison};
+use memcert::certify::{self, CaseRecord, Config, Snapshots};
+use memcert::handler::reference::{Options, Reference};
+use memcert::handler::Handler;
+use memcert::protocol::ToolResult;
+use memcert::report::snapshots::{SnapshotWriter, Write};
+use memcert::suite::catalog::{self, RunLevel};
+use memcert::suite::Case;
+use memcert::target::inproc::InProcess;
+use memcert::target::Target;
+use memcert::text::Profile;
+use serde_json::Value;
+
+/// The hand-written catalog (quick level without the payload corpus), as the SDK baselines were
+/// recorded; race cases are never recorded.
+fn hand_written(exclude: &[&str]) -> Vec<Case> {
+    let mut ex = vec!["payload/*".to_owned()];
+    ex.extend(exclude.iter().map(|s| s.to_string()));
+    certify::select(catalog::for_level(RunLevel::Quick), &[], &ex).unwrap()
+}
+
+/// Run `cases` compared with the baseline in `dir`.
+fn compare(
+    target: &mut dyn Target,
+    profile: Profile,
+    cases: &[Case],
+    dir: &Path,
+) -> (BaselineSummary, Vec<CaseRecord>) {
+    let config = Config {
+        profile,
+        snapshots: Snapshots::Compare(Arc::new(Baseline::load(dir).unwrap())),
+        ..Config::default()
+    };
+    let (summary, records) = certify::run_collect(&config, cases, target);
+    (summary.baseline.expect("a baseline summary"), records)
+}
+
+/// Every REGRESSION with its diff, for assertion messages.
+fn regressions(records: &[CaseRecord]) -> String {
+    records
+        .iter()
+        .filter_map(|r| match &r.baseline {
+            Some(Comparison::Regression { diff, .. }) => Some(format!("{}:\n{diff}", r.id)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The SDK's answers must be the recorded ones: every snapshot of the folder compared and
+/// unchanged, no REGRESSION, no STALE (NEW only for the permission cases when not root).
+fn assert_sdk_matches(target: &mut dyn Target, profile: Profile, cases: &[Case], sdk: &str) {
+    let dir = common::root().join("fixtures/baselines").join(sdk);
+    let recorded = Baseline::load(&dir).unwrap().snapshots.len();
+    let (b, records) = compare(target, profile, cases, &dir);
+    assert!(
+        b.regressions.is_empty(),
+        "the {sdk} handler's answers changed in {:?}; if the change is deliberate, re-record \
+         (fixtures/baselines/README.md):\n{}",
+        b.regressions,
+        regressions(&records)
+    );
+    assert_eq!(b.stale, Vec::<String>::new(), "stale {sdk} snapshots");
+    assert_eq!(b.unchanged, recorded, "every {sdk} snapshot is compared");
+    assert_eq!(b.not_run, 0);
+}
+
+#[test]
+fn python_sdk_answers_match_their_baseline() {
+    let (_dir, mut t) = common::python_target(
+        "anthropic.tools:BetaLocalFilesystemMemoryTool",
+        Duration::from_secs(20),
+    );
+    assert_sdk_matches(&mut t, Profile::PythonSdk, &hand_written(&[]), "python-sdk");
+}
+
+#[test]
+fn typescript_sdk_answers_match_their_baseline() {
+    // The TypeScript runner runs a turn's calls concurrently: which of two edits wins is timing
+    // (batch/create-twice, batch/two-edits-one-file), so batch cases are not in its baseline.
+    let (_dir, mut t) =
+        common::node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let cases = hand_written(&["batch/*"]);
+    assert_sdk_matches(&mut t, Profile::TypescriptSdk, &cases, "typescript-sdk");
+}
+
+/// The reference handler with the str_replace success text reworded.
+struct Reworded(Reference);
+
+impl Handler for Reworded {
+    fn apply(&mut self, input: &Value) -> ToolResult {
+        let mut r = self.0.apply(input);
+        if let memcert::protocol::Content::Text(t) = &mut r.content {
+            *t = t.replace(
+                "The memory file has been edited.",
+                "The memory file was edited.",
+            );
+        }
+        r
+    }
+}
+
+fn reference(reworded: bool) -> InProcess {
+    let options = Options {
+        fsync: false,
+        ..Options::default()
+    };
+    InProcess::new(
+        "reference",
+        Box::new(move |_base, root| {
+            let h = Reference::open_or_refuse(root, Profile::Docs, options)?;
+            Ok(if reworded {
+                Box::new(Reworded(h)) as Box<dyn Handler>
+            } else {
+                Box::new(h) as Box<dyn Handler>
+            })
+        }),
+    )
+}
+
+#[test]
+fn a_changed_wording_is_a_regression_in_exactly_the_affected_cases_and_passes_restored() {
+    let cases = hand_written(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        snapshots: Snapshots::Record,
+        ..Config::default()
+    };
+    let mut writer = SnapshotWriter::new(dir.path().to_owned(), Write::Accepted);
+    let summary = certify::run(&config, &cases, &mut reference(false), &mut writer);
+    assert!(writer.errors.is_empty());
+    assert_eq!(writer.written + writer.not_recorded, summary.total);
+
+    let (b, records) = compare(&mut reference(true), Profile::Docs, &cases, dir.path());
+    assert_eq!(
+        b.regressions,
+        [
+            "str_replace/success",
+            "str_replace/success/excerpt-top",
+            "str_replace/success/excerpt-end",
+            "str_replace/multiline-old-str",
+            "str_replace/new-str-omitted",
+            "str_replace/dollar-literal",
+            "batch/create-edit-view",
+            "batch/two-edits-one-file",
+        ],
+        "{}",
+        regressions(&records)
+    );
+    // The same set, found the other way: the recorded snapshots that hold the success text.
+    let recorded = Baseline::load(dir.path()).unwrap();
+    let mut holding: Vec<&String> = recorded
+        .snapshots
+        .iter()
+        .filter(|(_, s)| s.body().contains("The memory file has been edited."))
+        .map(|(id, _)| id)
+        .collect();
+    let mut regressed: Vec<&String> = b.regressions.iter().collect();
+    holding.sort();
+    regressed.sort();
+    assert_eq!(holding, regressed);
+    assert_eq!((b.new.len(), b.stale.len()), (0, 0));
+    assert_eq!(b.unchanged, writer.written - b.regressions.len());
+    let diff = records
+        .iter()
+        .find(|r| r.id == "str_replace/success")
+        .and_then(|r| r.baseline.clone());
+    assert_eq!(
+        diff,
+        Some(Comparison::Regression {
+            diff: concat!(
+                "--- baseline\n+++ actual\n@@ -1,7 +1,7 @@\n",
+                " --- step 1 ---\n is_error: false\n content: 6 lines\n",
+                "-The memory file has been edited. Here is the snippet showing the change (with line numbers):\n",
+                "+The memory file was edited. Here is the snippet showing the change (with line numbers):\n",
+                "      1\talpha\n      2\tbeta\n      3\tGAMMA\n",
+            )
+                .into(),
+            input_changed: false,
+        })
+    );
+
+    let (b, _) = compare(&mut reference(false), Profile::Docs, &cases, dir.path());
+    assert!(b.passed());
+    assert_eq!(b.unchanged, writer.written);
+}
+
+fn memcert(args: &[&str], tmpdir: Option<&Path>) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memcert"));
+    cmd.args(args).current_dir(common::root());
+    if let Some(t) = tmpdir {
+        cmd.env("TMPDIR", t);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_reworded_python_handler_fails_the_cli_run_with_the_regressions_in_every_report() {
+    let python = common::python();
+    let out = tempfile::tempdir().unwrap();
+    let file = |name: &str| out.path().join(name).to_string_lossy().into_owned();
+    let (code, stdout, stderr) = memcert(
+        &[
+            "certify",
+            "--python",
+            "fixtures/handlers/reworded.py:RewordedMemoryTool",
+            "--python-exe",
+            &python,
+            "--profile",
+            "python-sdk",
+            "--level",
+            "quick",
+            "--cases",
+            "str_replace/*",
+            "--cases",
+            "view/*",
+            "--baseline",
+            "fixtures/baselines/python-sdk",
+            "--report-json",
+            &file("r.json"),
+            "--junit",
+            &file("r.xml"),
+            "--markdown",
+            &file("r.md"),
+            "--html",
+            &file("r.html"),
+        ],
+        None,
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let affected = [
+        "str_replace/success",
+        "str_replace/success/excerpt-top",
+        "str_replace/success/excerpt-end",
+        "str_replace/multiline-old-str",
+        "str_replace/dollar-literal",
+    ];
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(file("r.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["summary"]["baseline"]["regressions"],
+        serde_json::json!(affected)
+    );
+    assert_eq!(json["summary"]["baseline"]["stale"], serde_json::json!([]));
+    let removed = "-The memory file has been edited. Here is the snippet showing the change (with line numbers):";
+    let added =
+        "+The memory file was edited. Here is the snippet showing the change (with line numbers):";
+    assert!(stdout.contains("baseline: FAILED (5 REGRESSION): the run fails\n"));
+    let junit = std::fs::read_to_string(file("r.xml")).unwrap();
+    let markdown = std::fs::read_to_string(file("r.md")).unwrap();
+    let html = std::fs::read_to_string(file("r.html")).unwrap();
+    for id in affected {
+        assert!(stdout.contains(&format!("\nREGRESSION {id}\n")), "{id}");
+        assert!(junit.contains(&format!("<testcase name=\"{id}\"")), "{id}");
+        assert!(markdown.contains(&format!("**REGRESSION** `{id}`")), "{id}");
+        assert!(
+            html.contains(&format!("<li><code>{id}</code></li>")),
+            "{id}"
+        );
+    }
+    assert_eq!(junit.matches("type=\"REGRESSION\"").count(), 5);
+    for report in [&stdout, &markdown] {
+        assert!(
+            report.contains(removed) && report.contains(added),
+            "{report}"
+        );
+    }
+    assert!(html.contains(&format!("<del>{removed}</del>")));
+    assert!(html.contains(&format!("<ins>{added}</ins>")));
+
+    // The pinned SDK handler itself, the wording restored: passes.
+    let (code, stdout, _) = memcert(
+        &[
+            "certify",
+            "--python",
+            "anthropic.tools:BetaLocalFilesystemMemoryTool",
+            "--python-exe",
+            &python,
+            "--profile",
+            "python-sdk",
+            "--level",
+            "quick",
+            "--cases",
+            "str_replace/*",
+            "--baseline",
+            "fixtures/baselines/python-sdk",
+        ],
+        None,
+    );
+    assert!(
+        stdout.contains("baseline: PASSED (14 unchanged, 0 NEW)\n"),
+        "{stdout}"
+    );
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn new_does_not_fail_stale_does_and_update_baseline_writes_snap_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().into_owned();
+    let (code, stdout, stderr) = memcert(&["snapshot", "--cases", "view/*", "--out", &d], None);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("memcert snapshot: 25 snapshots of memcert reference handler"));
+    let path = |name: &str| dir.path().join(name);
+    let certify = |update: bool| {
+        let mut a = vec!["certify", "--cases", "view/*", "--baseline", &d];
+        if update {
+            a.push("--update-baseline");
+        }
+        memcert(&a, None)
+    };
+    assert_eq!(certify(false).0, 0);
+
+    // A case without its snapshot is NEW; with --update-baseline its .snap.new is written.
+    let gone = path("view__missing.snap");
+    let recorded = std::fs::read_to_string(&gone).unwrap();
+    std::fs::remove_file(&gone).unwrap();
+    let (code, stdout, stderr) = certify(true);
+    assert_eq!(code, 0, "NEW does not fail:\n{stdout}");
+    assert!(
+        stdout.contains("\nNEW (1): no snapshot in the baseline (not a failure)\n  view/missing\n")
+    );
+    assert!(stderr.contains("wrote 1 pending snapshot (.snap.new)"));
+    assert_eq!(
+        std::fs::read_to_string(path("view__missing.snap.new")).unwrap(),
+        recorded
+    );
+
+    // A snapshot whose case no longer exists is STALE, and fails the run.
+    std::fs::rename(path("view__missing.snap.new"), &gone).unwrap();
+    let retired = recorded.replace("expression: view/missing", "expression: view/retired");
+    std::fs::write(path("view__retired.snap"), retired).unwrap();
+    let (code, stdout, _) = certify(false);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains(
+        "\nSTALE snapshots (1): their cases no longer exist; remove the files\n  view/retired  (view__retired.snap)\n"
+    ));
+    assert!(stdout.contains("baseline: FAILED (1 STALE): the run fails\n"));
+    std::fs::remove_file(path("view__retired.snap")).unwrap();
+
+    // A changed snapshot is a REGRESSION: exit 1, and --update-baseline writes the new answer
+    // beside the old file, which stays.
+    let changed = recorded.replace("does not exist", "is not there");
+    assert_ne!(changed, recorded);
+    std::fs::write(&gone, &changed).unwrap();
+    let (code, stdout, _) = certify(true);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("\nREGRESSION view/missing\n"));
+    assert_eq!(std::fs::read_to_string(&gone).unwrap(), changed);
+    assert_eq!(
+        std::fs::read_to_string(path("view__missing.snap.new")).unwrap(),
+        recorded
+    );
+    // Accepted (renamed, as `cargo insta accept` does): passes, and nothing is pending.
+    std::fs::rename(path("view__missing.snap.new"), &gone).unwrap();
+    let (code, stdout, _) = certify(true);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("baseline: PASSED (25 unchanged, 0 NEW)\n"));
+    assert!(!path("view__missing.snap.new").exists());
+}
+
+#[test]
+fn app_runs_refuse_baselines_for_now() {
+    let (code, _, stderr) = memcert(
+        &[
+            "certify",
+            "--app",
+            "true",
+            "--memory-dir",
+            "/nonexistent/base/memories",
+            "--baseline",
+            "fixtures/baselines/python-sdk",
+        ],
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--baseline is not yet supported with --app"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = memcert(&["snapshot", "--out", "x", "--app", "true"], None);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not yet supported with --app"), "{stderr}");
+    let (code, _, stderr) = memcert(&["certify", "--baseline", "/nonexistent/baseline"], None);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("record one with `memcert snapshot --out"),
+        "{stderr}"
+    );
+}
+
+/// The filesystem type of a folder (`statfs` f_type).
+fn fs_type(dir: &Path) -> u64 {
+    rustix::fs::statfs(dir).unwrap().f_type as u64
+}
+
+const TMPFS_MAGIC: u64 = 0x0102_1994;
+
+/// `st_size` of a fresh empty folder in `parent`.
+fn empty_dir_size(parent: &Path) -> u64 {
+    let d = tempfile::tempdir_in(parent).unwrap();
+    std::fs::metadata(d.path()).unwrap().len()
+}
+
+/// Every file of a folder, by name.
+fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_same_handler_on_tmpfs_and_on_disk_gives_identical_snapshots() {
+    let shm = Path::new("/dev/shm");
+    let disk: PathBuf = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !shm.is_dir() || fs_type(shm) != TMPFS_MAGIC {
+        eprintln!("skipped: /dev/shm is not a tmpfs folder here");
+        return;
+    }
+    if fs_type(&disk) == TMPFS_MAGIC {
+        eprintln!(
+            "skipped: the target folder {} is on tmpfs too",
+            disk.display()
+        );
+        return;
+    }
+    let on_shm = tempfile::tempdir_in(shm).unwrap();
+    let on_disk = tempfile::tempdir_in(&disk).unwrap();
+    // The two places really differ: directory sizes (tmpfs 40 + 20 per entry, ext4 4096) and
+    // the length of the temp paths.
+    assert_ne!(
+        empty_dir_size(on_shm.path()),
+        empty_dir_size(on_disk.path())
+    );
+    assert_ne!(
+        on_shm.path().as_os_str().len(),
+        on_disk.path().as_os_str().len()
+    );
+    let node_path = common::node_path().to_string_lossy().into_owned();
+    // Both runs leave out the 5,000-file folder (scenario/many-entries), which takes most of the
+    // time on a disk; it lists no other kind of size than view/dir/* does. (Checked by hand at
+    // the standard level, with it: the reference, Python and TypeScript SDK handlers give the
+    // same files on /dev/shm and on ext4.)
+    let runs: [(&str, Vec<&str>); 2] = [
+        // The reference lists folders without a trailing `/`: dir-size needs the disk.
+        (
+            "reference",
+            vec!["--level", "quick", "--exclude", "scenario/many-entries/*"],
+        ),
+        // The TypeScript SDK discloses host paths in its errors and lists links.
+        (
+            "typescript-sdk",
+            vec![
+                "--node",
+                "@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool",
+                "--node-path",
+                &node_path,
+                "--level",
+                "quick",
+                "--exclude",
+                "payload/*",
+                "--exclude",
+                "batch/*",
+                "--exclude",
+                "scenario/many-entries/*",
+            ],
+        ),
+    ];
+    for (name, args) in runs {
+        let mut out = Vec::new();
+        for tmp in [on_shm.path(), on_disk.path()] {
+            let snaps = tempfile::tempdir().unwrap();
+            let mut a = vec!["snapshot", "--out"];
+            let dir = snaps.path().to_string_lossy().into_owned();
+            a.push(&dir);
+            a.extend(args.iter().copied());
+            let (code, stdout, stderr) = memcert(&a, Some(tmp));
+            assert_eq!(code, 0, "{name}: {stdout}\n{stderr}");
+            out.push(files(snaps.path()));
+        }
+        let first = &out[0];
+        assert!(first.len() > 200, "{name}: {} snapshots", first.len());
+        for rule in ["dir-size", "store-path"] {
+            assert!(
+                first
+                    .values()
+                    .any(|f| String::from_utf8_lossy(f).contains(&format!("    - {rule}\n"))),
+                "{name}: no snapshot uses {rule}"
+            );
+        }
+        let differ: Vec<&String> = first
+            .keys()
+            .filter(|k| out[1].get(*k) != first.get(*k))
+            .collect();
+        assert_eq!(first.len(), out[1].len(), "{name}");
+        assert!(
+            differ.is_empty(),
+            "{name}: the snapshots differ in {differ:?}"
+        );
+    }
+}
+
+#[test]
+fn insta_reads_our_snapshots_and_writes_them_back_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for sdk in ["python-sdk", "typescript-sdk"] {
+        let dir = common::root().join("fixtures/baselines").join(sdk);
+        let ours = Baseline::load(&dir).unwrap();
+        for (id, snap) in &ours.snapshots {
+            let path = dir.join(memcert::baseline::file_name(id));
+            let insta = insta::Snapshot::from_file(&path).unwrap();
+            assert_eq!(insta.metadata().expression(), Some(id.as_str()));
+            assert_eq!(
+                insta.metadata().source(),
+                Some(format!("memcert {}", env!("CARGO_PKG_VERSION")).as_str())
+            );
+            let body = insta.contents().as_text().unwrap().to_string();
+            assert_eq!(body + "\n", snap.body(), "{id}");
+            // What `cargo insta accept` does with a .snap.new: save it as the .snap.
+            let again = tmp.path().join("again.snap");
+            insta.save(&again).unwrap();
+            assert_eq!(
+                std::fs::read(&again).unwrap(),
+                std::fs::read(&path).unwrap(),
+                "{id}"
+            );
+            n += 1;
+        }
+    }
+    assert!(n > 400, "{n} snapshots");
+}
