@@ -34,7 +34,10 @@ use serde_json::Value;
 use crate::attack::oracle::{Finding, Observation};
 use crate::attack::sandbox::Sandbox;
 use crate::certify::Summary;
-use crate::certify::{instantiate, record, strings_of, CaseRecord, Config, Event, Reporter};
+use crate::certify::{
+    baseline_summary_of, instantiate, listed_unchecked, record, strings_of, CaseRecord, Config,
+    Event, Reporter, Snapshots,
+};
 use crate::mockapi::{tool_use_id, Fault, MockApi, MockConfig, ServedTurn, SessionLog, Threads};
 use crate::suite::verdict::Verdict;
 use crate::transcript::Transcript;
@@ -59,6 +62,10 @@ pub struct AppConfig {
     /// Set (by a signal handler) to stop: the running app's process group is killed, its
     /// sandbox removed, and [`run`] returns [`AppError::Interrupted`].
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Case ids of every transcript that exists, run or not: with a baseline
+    /// ([`Config::snapshots`]), a snapshot of a case outside this list (and not run) is STALE.
+    /// Empty: the transcripts run.
+    pub known: Vec<String>,
 }
 
 impl Default for AppConfig {
@@ -72,6 +79,7 @@ impl Default for AppConfig {
             faults: Vec::new(),
             config: Config::default(),
             interrupt: None,
+            known: Vec::new(),
         }
     }
 }
@@ -192,6 +200,7 @@ pub fn run(
     });
     let mut records = Vec::new();
     let mut wire = Vec::new();
+    let mut compared = Vec::new();
     for t in transcripts {
         if app.interrupted() {
             return Err(AppError::Interrupted);
@@ -200,17 +209,31 @@ pub fn run(
         if app.interrupted() {
             return Err(AppError::Interrupted);
         }
+        if let Some(c) = &rec.baseline {
+            compared.push((rec.id.clone(), c.clone()));
+        }
         reporter.event(&Event::CaseFinished(&rec));
         records.push(rec);
         wire.push(log);
     }
     let uri = mock.uri();
     drop(mock);
-    let summary = Summary::of(
+    let mut summary = Summary::of(
         name,
         &app.config,
         records.iter().map(|r| (r.id.as_str(), r.verdict)),
     );
+    if let Snapshots::Compare(b) = &app.config.snapshots {
+        let run: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
+        let known: Vec<&str> = if app.known.is_empty() {
+            run.clone()
+        } else {
+            app.known.iter().map(String::as_str).collect()
+        };
+        summary.baseline = Some(baseline_summary_of(b, &run, &compared, &|left| {
+            left.iter().map(|id| known.contains(&id.as_str())).collect()
+        }));
+    }
     reporter.event(&Event::Finished(&summary));
     Ok(AppRun {
         summary,
@@ -245,10 +268,12 @@ fn check_memory_dir(memory_dir: &Path) -> Result<(), AppError> {
     match std::fs::symlink_metadata(run) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(bad(format!("{}: {e}", run.display()))),
-        Ok(m) if m.file_type().is_symlink() => return Err(bad(format!(
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(bad(format!(
             "{} (two levels up, where the canaries go) is a symbolic link; name the real folder",
             run.display()
-        ))),
+        )))
+        }
         Ok(m) if !m.is_dir() => {
             return Err(bad(format!(
                 "{} (two levels up, where the canaries go) is not a folder",
@@ -444,6 +469,18 @@ fn run_one(
                 break;
             }
         }
+    }
+    if !matches!(app.config.snapshots, Snapshots::Off) {
+        // Which listed names are folders or links, for the snapshot's size redaction: read after
+        // the app ended (a folder removed later in the conversation is not known).
+        obs.listed = obs
+            .replies
+            .iter()
+            .map(|r| match r {
+                Ok(r) => listed_unchecked(&sandbox, r),
+                Err(_) => Default::default(),
+            })
+            .collect();
     }
     let mut extra = Vec::new();
     if faulted {

@@ -535,7 +535,7 @@ fn run_prepared(
 /// # Ambient authority
 /// `lstat` by host path, inside the case's store root (listing paths resolved lexically,
 /// `baseline::entry_key`; intermediate links are followed, as by the handler that listed them).
-fn listed_unchecked(sandbox: &Sandbox, reply: &ToolResult) -> crate::baseline::Entries {
+pub(crate) fn listed_unchecked(sandbox: &Sandbox, reply: &ToolResult) -> crate::baseline::Entries {
     use crate::baseline::{entry_key, listing_lines, EntryKind};
     let text = reply.text();
     let mut out = crate::baseline::Entries::new();
@@ -762,6 +762,25 @@ fn baseline_summary(
     cases: &[Case],
     compared: &[(String, Comparison)],
 ) -> BaselineSummary {
+    let run: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+    baseline_summary_of(baseline, &run, compared, &|left| {
+        let all: std::collections::HashSet<String> =
+            crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full)
+                .into_iter()
+                .map(|c| c.id)
+                .collect();
+        left.iter().map(|id| all.contains(*id)).collect()
+    })
+}
+
+/// [`baseline_summary`] for any set of cases: `run` are the ids run, `exists` says for each
+/// snapshot left over whether its case still exists (not run) or not (STALE).
+pub(crate) fn baseline_summary_of(
+    baseline: &Baseline,
+    run: &[&str],
+    compared: &[(String, Comparison)],
+    exists: &dyn Fn(&[&String]) -> Vec<bool>,
+) -> BaselineSummary {
     let mut s = BaselineSummary {
         dir: baseline.dir.display().to_string(),
         ..BaselineSummary::default()
@@ -774,23 +793,18 @@ fn baseline_summary(
             Comparison::NotCompared { .. } => s.not_compared += 1,
         }
     }
-    let run: std::collections::HashSet<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+    let run: std::collections::HashSet<&str> = run.iter().copied().collect();
     let left: Vec<&String> = baseline
         .snapshots
         .keys()
         .filter(|id| !run.contains(id.as_str()))
         .collect();
     if !left.is_empty() {
-        let all: std::collections::HashSet<String> =
-            crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full)
-                .into_iter()
-                .map(|c| c.id)
-                .collect();
-        for id in left {
-            if all.contains(id) {
+        for (id, still) in left.iter().zip(exists(&left)) {
+            if still {
                 s.not_run += 1;
             } else {
-                s.stale.push(id.clone());
+                s.stale.push((*id).clone());
             }
         }
     }

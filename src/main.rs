@@ -280,12 +280,22 @@ struct SnapshotArgs {
     /// Leave out cases whose id matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
-    /// Not yet supported: snapshots of a whole app through the mock Messages API.
-    #[arg(long, value_name = "COMMAND", hide = true)]
+    /// A whole app instead of a handler: run once per transcript through the mock Messages API,
+    /// as `certify --app` does, one snapshot per transcript (`app/<id>`). Needs --memory-dir.
+    #[arg(long, value_name = "COMMAND", requires = "memory_dir", conflicts_with_all = ["python", "node", "stdio"])]
     app: Option<String>,
-    /// Not yet supported (with --app).
-    #[arg(long, value_name = "DIR", hide = true)]
+    /// With --app: the app's memory store root, as for `certify --app`.
+    #[arg(long, value_name = "DIR", requires = "app")]
+    memory_dir: Option<PathBuf>,
+    /// With --app: a folder of transcripts, or one transcript file; default: the built-in ones.
+    #[arg(long, value_name = "DIR", requires = "app")]
     transcripts: Option<PathBuf>,
+    /// With --app: time limit per transcript, in seconds.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", requires = "app")]
+    app_timeout: f64,
+    /// With --app: `accept` or `refuse` the SDKs' server-side threads.
+    #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"], requires = "app")]
+    threads: String,
 }
 
 /// How to reach the handler under test (`memcert snapshot`; `certify` has the same flags).
@@ -487,17 +497,6 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
                 .with_context(|| format!("--expected-failures {}", path.display()))?
         }
     };
-    if args.app.is_some() && args.baseline.is_some() {
-        bail!("--baseline is not yet supported with --app");
-    }
-    if args.app.is_some() {
-        return app_cmd(args, expected);
-    }
-    let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
-        .context("bad --cases or --exclude glob")?;
-    if cases.is_empty() {
-        bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
-    }
     let baseline = match &args.baseline {
         None => certify::Snapshots::Off,
         Some(dir) => certify::Snapshots::Compare(std::sync::Arc::new(
@@ -509,6 +508,14 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
             })?,
         )),
     };
+    if args.app.is_some() {
+        return app_cmd(args, expected, baseline);
+    }
+    let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
+        .context("bad --cases or --exclude glob")?;
+    if cases.is_empty() {
+        bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
+    }
     let (_adapter_dir, mut target) = handler_target(&HandlerArgs::of_certify(&args), args.profile)?;
     let config = Config {
         profile: args.profile,
@@ -517,16 +524,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
         black_box: args.memory_dir_unknown,
         snapshots: baseline,
     };
-    let mut pending = args
-        .baseline
-        .clone()
-        .filter(|_| args.update_baseline)
-        .map(|dir| {
-            memcert::report::snapshots::SnapshotWriter::new(
-                dir,
-                memcert::report::snapshots::Write::Pending,
-            )
-        });
+    let mut pending = pending_writer(&args);
     let code = reported(&args, |reporter| {
         let mut both: Vec<&mut dyn Reporter> = vec![reporter];
         if let Some(p) = pending.as_mut() {
@@ -539,6 +537,24 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
             &mut Fanout(both),
         ))
     })?;
+    pending_done(pending)?;
+    Ok(code)
+}
+
+/// With --baseline and --update-baseline: the writer of `.snap.new` files.
+fn pending_writer(args: &CertifyArgs) -> Option<memcert::report::snapshots::SnapshotWriter> {
+    args.baseline
+        .clone()
+        .filter(|_| args.update_baseline)
+        .map(|dir| {
+            memcert::report::snapshots::SnapshotWriter::new(
+                dir,
+                memcert::report::snapshots::Write::Pending,
+            )
+        })
+}
+
+fn pending_done(pending: Option<memcert::report::snapshots::SnapshotWriter>) -> Result<()> {
     if let Some(p) = pending {
         if let Some((id, e)) = p.errors.first() {
             bail!("cannot write the pending snapshot of {id}: {e}");
@@ -552,7 +568,7 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
             );
         }
     }
-    Ok(code)
+    Ok(())
 }
 
 /// The handler under test, started (an external one that cannot start is an error, exit 2),
@@ -604,8 +620,8 @@ fn handler_target(
 /// `memcert snapshot`: run the cases and write one snapshot per case.
 fn snapshot_cmd(args: SnapshotArgs) -> Result<i32> {
     use memcert::report::snapshots::{SnapshotWriter, Write as SnapWrite};
-    if args.app.is_some() || args.transcripts.is_some() {
-        bail!("snapshots are not yet supported with --app or --transcripts: record a catalog target (--python, --node, --stdio, or the reference)");
+    if args.app.is_some() {
+        return snapshot_app_cmd(args);
     }
     let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
         .context("bad --cases or --exclude glob")?;
@@ -653,32 +669,110 @@ fn snapshot_cmd(args: SnapshotArgs) -> Result<i32> {
     Ok(exit::PASS)
 }
 
-/// `certify --app`: every transcript through the mock, reported like catalog cases.
-fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
+/// `snapshot --app`: one snapshot per transcript, the app run through the mock.
+fn snapshot_app_cmd(args: SnapshotArgs) -> Result<i32> {
     use memcert::appcert::{self, AppConfig};
-    use memcert::mockapi::Threads;
+    use memcert::report::snapshots::{SnapshotWriter, Write as SnapWrite};
+    let (transcripts, known) =
+        app_transcripts(args.transcripts.as_deref(), &args.cases, &args.exclude)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot make --out {}", args.out.display()))?;
+    let app = AppConfig {
+        command: args.app.clone().unwrap_or_default(),
+        memory_dir: args
+            .memory_dir
+            .clone()
+            .context("--app needs --memory-dir")?,
+        timeout: seconds("--app-timeout", args.app_timeout)?,
+        threads: threads_of(&args.threads),
+        faults: Vec::new(),
+        config: Config {
+            profile: args.profile,
+            snapshots: certify::Snapshots::Record,
+            ..Config::default()
+        },
+        interrupt: Some(interrupt_flag()?),
+        known,
+    };
+    let started = std::time::Instant::now();
+    let mut writer = SnapshotWriter::new(args.out.clone(), SnapWrite::Accepted);
+    let mut progress = Progress::new();
+    let summary = appcert::run(
+        &app,
+        &transcripts,
+        &mut Fanout(vec![&mut progress, &mut writer]),
+    )?
+    .summary;
+    if let Some((id, e)) = writer.errors.first() {
+        bail!(
+            "cannot write the snapshot of {id} in {}: {e}",
+            args.out.display()
+        );
+    }
+    let errors = summary.counts.get("ERROR").copied().unwrap_or(0);
+    println!(
+        "memcert snapshot: {} snapshots of {} written to {} in {:.1} s{}",
+        writer.written,
+        summary.target,
+        args.out.display(),
+        started.elapsed().as_secs_f64(),
+        if errors > 0 {
+            format!("; {errors} transcripts ended in ERROR (their missing answers are recorded as `no reply`)")
+        } else {
+            String::new()
+        }
+    );
+    Ok(exit::PASS)
+}
+
+/// `certify --app`: every transcript through the mock, reported like catalog cases.
+/// The transcripts of `--transcripts` (a folder or one file; default the built-in ones) that
+/// --cases/--exclude select, and the case ids of all of them.
+fn app_transcripts(
+    from: Option<&std::path::Path>,
+    cases: &[String],
+    exclude: &[String],
+) -> Result<(Vec<memcert::transcript::Transcript>, Vec<String>)> {
     use memcert::transcript::Transcript;
-    let timeout = seconds("--app-timeout", args.app_timeout)?;
-    let transcripts = match &args.transcripts {
+    let transcripts = match from {
         Some(file) if file.is_file() => vec![Transcript::load(file)?],
         Some(dir) => Transcript::load_dir(dir)?,
         None => Transcript::builtin(),
     };
-    let transcripts: Vec<Transcript> = {
-        let ids: Vec<memcert::suite::Case> = transcripts.iter().map(Transcript::to_case).collect();
-        let keep: Vec<String> = certify::select(ids, &args.cases, &args.exclude)
-            .context("bad --cases or --exclude glob")?
-            .into_iter()
-            .map(|c| c.id)
-            .collect();
-        transcripts
-            .into_iter()
-            .filter(|t| keep.contains(&t.case_id()))
-            .collect()
-    };
+    let known: Vec<String> = transcripts.iter().map(Transcript::case_id).collect();
+    let ids: Vec<memcert::suite::Case> = transcripts.iter().map(Transcript::to_case).collect();
+    let keep: Vec<String> = certify::select(ids, cases, exclude)
+        .context("bad --cases or --exclude glob")?
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    let transcripts: Vec<Transcript> = transcripts
+        .into_iter()
+        .filter(|t| keep.contains(&t.case_id()))
+        .collect();
     if transcripts.is_empty() {
         bail!("no transcript matches --cases/--exclude (ids are app/<transcript id>)");
     }
+    Ok((transcripts, known))
+}
+
+fn threads_of(flag: &str) -> memcert::mockapi::Threads {
+    if flag == "refuse" {
+        memcert::mockapi::Threads::Refuse
+    } else {
+        memcert::mockapi::Threads::Accept
+    }
+}
+
+fn app_cmd(
+    args: CertifyArgs,
+    expected: ExpectedFailures,
+    snapshots: certify::Snapshots,
+) -> Result<i32> {
+    use memcert::appcert::{self, AppConfig};
+    let timeout = seconds("--app-timeout", args.app_timeout)?;
+    let (transcripts, known) =
+        app_transcripts(args.transcripts.as_deref(), &args.cases, &args.exclude)?;
     let app = AppConfig {
         command: args.app.clone().unwrap_or_default(),
         memory_dir: args
@@ -686,27 +780,30 @@ fn app_cmd(args: CertifyArgs, expected: ExpectedFailures) -> Result<i32> {
             .clone()
             .context("--app needs --memory-dir")?,
         timeout,
-        threads: if args.threads == "refuse" {
-            Threads::Refuse
-        } else {
-            Threads::Accept
-        },
+        threads: threads_of(&args.threads),
         faults: args.inject.clone(),
         config: Config {
             profile: args.profile,
             strict: args.strict,
             expected,
             black_box: false,
-            ..Config::default()
+            snapshots,
         },
         interrupt: Some(interrupt_flag()?),
+        known,
     };
     let mut wire = Vec::new();
+    let mut pending = pending_writer(&args);
     let code = reported(&args, |reporter| {
-        let run = appcert::run(&app, &transcripts, reporter)?;
+        let mut both: Vec<&mut dyn Reporter> = vec![reporter];
+        if let Some(p) = pending.as_mut() {
+            both.push(p);
+        }
+        let run = appcert::run(&app, &transcripts, &mut Fanout(both))?;
         wire = run.wire;
         Ok(run.summary)
     })?;
+    pending_done(pending)?;
     if let Some(path) = &args.wire_log {
         let mut out = String::new();
         for (t, log) in transcripts.iter().zip(&wire) {
@@ -761,6 +858,7 @@ fn mock_api_cmd(args: MockApiArgs) -> Result<i32> {
             ..Default::default()
         },
         interrupt: Some(interrupt_flag()?),
+        known: Vec::new(),
     };
     let mut files: Vec<FileReport> = args
         .report_json

@@ -3,7 +3,8 @@
 //! - the pinned SDK handlers' answers against `fixtures/baselines/<sdk>/` (the test that fails,
 //!   naming the case, when an SDK answer changes);
 //! - a changed wording is a REGRESSION in exactly the affected cases, and passes once restored;
-//! - NEW, STALE and `--update-baseline` through the command line, and the `--app` refusals;
+//! - NEW, STALE and `--update-baseline` through the command line;
+//! - a whole app through the mock Messages API (`snapshot --app`, `certify --app --baseline`);
 //! - the redaction rules: the same handler on tmpfs and on a disk gives the same files;
 //! - insta reads our files and writes them back byte for byte (what `cargo insta review` does).
 //!
@@ -383,33 +384,100 @@ fn new_does_not_fail_stale_does_and_update_baseline_writes_snap_new() {
     assert!(!path("view__missing.snap.new").exists());
 }
 
+/// A whole app through the mock: `snapshot --app` records one snapshot per transcript; the same
+/// app compared with it passes whether its store is on tmpfs or on disk (the listing sizes are
+/// redacted); the app with the reworded handler is a REGRESSION in exactly the transcript whose
+/// str_replace succeeds, with its diff.
 #[test]
-fn app_runs_refuse_baselines_for_now() {
-    let (code, _, stderr) = memcert(
-        &[
+fn app_snapshots_record_and_compare_through_the_mock() {
+    let python = common::python();
+    let app = |extra: &str| {
+        format!(
+            "{python} {} {extra}",
+            common::root()
+                .join("fixtures/apps/python_tool_runner.py")
+                .display()
+        )
+    };
+    let shm = Path::new("/dev/shm");
+    let disk = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let scratch_on = |base: &Path| tempfile::tempdir_in(base).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let snaps = out.path().join("app-baseline");
+    let select = ["--cases", "app/create-view", "--cases", "app/edit-steps"];
+    let s1 = scratch_on(&disk);
+    let mem1 = s1.path().join("run/base/memories");
+    let mut args = vec![
+        "snapshot",
+        "--out",
+        snaps.to_str().unwrap(),
+        "--profile",
+        "python-sdk",
+        "--memory-dir",
+        mem1.to_str().unwrap(),
+    ];
+    args.extend(select);
+    let cmd = app("");
+    args.extend(["--app", &cmd]);
+    let (code, stdout, stderr) = memcert(&args, None);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("memcert snapshot: 2 snapshots of app: "),
+        "{stdout}"
+    );
+    let mut files: Vec<String> = std::fs::read_dir(&snaps)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["app__create-view.snap", "app__edit-steps.snap"]);
+
+    let compare = |extra: &str, base: &Path| {
+        let s = scratch_on(base);
+        let mem = s.path().join("run/base/memories");
+        let cmd = app(extra);
+        let mut args = vec![
             "certify",
-            "--app",
-            "true",
-            "--memory-dir",
-            "/nonexistent/base/memories",
             "--baseline",
-            "fixtures/baselines/python-sdk",
-        ],
-        None,
+            snaps.to_str().unwrap(),
+            "--profile",
+            "python-sdk",
+            "--memory-dir",
+            mem.to_str().unwrap(),
+            "--app",
+            &cmd,
+        ];
+        args.extend(select);
+        memcert(&args, None)
+    };
+    let bases: Vec<&Path> = if shm.is_dir() {
+        vec![shm, &disk]
+    } else {
+        vec![&disk]
+    };
+    for base in bases {
+        let (code, stdout, _) = compare("", base);
+        assert_eq!(code, 0, "{}: {stdout}", base.display());
+        assert!(
+            stdout.contains("baseline: PASSED (2 unchanged, 0 NEW)"),
+            "{}: {stdout}",
+            base.display()
+        );
+    }
+    let reworded = format!(
+        "--handler {}:RewordedMemoryTool",
+        common::root()
+            .join("fixtures/handlers/reworded.py")
+            .display()
     );
-    assert_eq!(code, 2);
+    let (code, stdout, _) = compare(&reworded, &disk);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("\nREGRESSION app/edit-steps\n"), "{stdout}");
+    assert!(!stdout.contains("REGRESSION app/create-view"), "{stdout}");
     assert!(
-        stderr.contains("--baseline is not yet supported with --app"),
-        "{stderr}"
-    );
-    let (code, _, stderr) = memcert(&["snapshot", "--out", "x", "--app", "true"], None);
-    assert_eq!(code, 2);
-    assert!(stderr.contains("not yet supported with --app"), "{stderr}");
-    let (code, _, stderr) = memcert(&["certify", "--baseline", "/nonexistent/baseline"], None);
-    assert_eq!(code, 2);
-    assert!(
-        stderr.contains("record one with `memcert snapshot --out"),
-        "{stderr}"
+        stdout.contains("-The memory file has been edited.")
+            && stdout.contains("+The memory file was edited."),
+        "{stdout}"
     );
 }
 
