@@ -111,6 +111,7 @@ fn case(inputs: &[Value]) -> Case {
             .collect(),
         checks: Vec::new(),
         batch: false,
+        turns: Vec::new(),
         race: Some(Race {
             a: "/memories/real".into(),
             b: "/memories/.swap".into(),

@@ -471,18 +471,27 @@ fn run_prepared(
                     r.max_swaps,
                 )
             });
-            if case.batch {
-                match target.call_batch(&inputs) {
-                    Ok(rs) => {
-                        if snapshot_listings {
-                            obs.listed = rs.iter().map(|r| listed_unchecked(&sandbox, r)).collect();
+            let mut at = 0;
+            'turns: for size in case.turn_sizes() {
+                let turn = &inputs[at.min(inputs.len())..(at + size).min(inputs.len())];
+                at += size;
+                if turn.len() > 1 {
+                    match target.call_batch(turn) {
+                        Ok(rs) => {
+                            if snapshot_listings {
+                                obs.listed
+                                    .extend(rs.iter().map(|r| listed_unchecked(&sandbox, r)));
+                            }
+                            obs.replies.extend(rs.into_iter().map(Ok))
                         }
-                        obs.replies.extend(rs.into_iter().map(Ok))
+                        Err(e) => {
+                            obs.replies.push(Err(explain(&e, target)));
+                            break 'turns;
+                        }
                     }
-                    Err(e) => obs.replies.push(Err(explain(&e, target))),
+                    continue;
                 }
-            } else {
-                for input in &inputs {
+                for input in turn {
                     match target.call(input) {
                         Ok(r) => {
                             if snapshot_listings {
@@ -492,7 +501,7 @@ fn run_prepared(
                         }
                         Err(e) => {
                             obs.replies.push(Err(explain(&e, target)));
-                            break;
+                            break 'turns;
                         }
                     }
                 }

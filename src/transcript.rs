@@ -19,12 +19,10 @@
 //! # Non-guarantees
 //! - Recorded `tool_use` ids are kept for reference only: the mock serves its own ids, which
 //!   encode the session and turn.
-//! - [`Transcript::to_case`] keeps turn boundaries only as far as a [`Case`] can: a case is
-//!   either one turn sent as a batch or single calls in order. A transcript with several turns,
-//!   one of them holding several calls, runs every call one after the other behind the stdio
-//!   protocol, so the TypeScript runner's concurrency inside that turn is not reproduced there
-//!   (only through `memcert certify --app`). Flattening all turns into one batch instead would
-//!   run a later turn's calls beside the earlier turn's, which no runner does.
+//! - [`Transcript::to_case`] keeps the turns ([`Case::turns`]): a turn of several calls is sent
+//!   together behind the stdio protocol (`Target::call_batch`, concurrently for the TypeScript
+//!   adapter as in its runner), the other turns one call at a time. Whether an adapter runs a
+//!   batch concurrently is its own; the Python adapter runs it in order, as its runner does.
 
 use std::path::{Path, PathBuf};
 
@@ -372,10 +370,9 @@ impl Transcript {
     }
 
     /// The transcript as a catalog case: one step per `tool_use`, in order; setup and checks
-    /// mapped to their catalog forms (a failed check is FAIL). A transcript whose calls all sit
-    /// in one turn, several of them, becomes a batch case (sent together, `Target::call_batch`,
-    /// concurrently for the TypeScript adapter as in its runner); any other runs its calls one
-    /// by one.
+    /// mapped to their catalog forms (a failed check is FAIL); the turns kept as
+    /// [`Case::turns`] when one holds several calls (each such turn is sent together, like a
+    /// batch case, the others one call at a time).
     pub fn to_case(&self) -> Case {
         Case {
             id: self.case_id(),
@@ -421,11 +418,20 @@ impl Transcript {
                 })
                 .collect(),
             race: None,
-            // A batch case is one assistant turn (`Case::batch`): only a transcript whose tool
-            // calls all sit in one turn maps onto it. Several turns run one call after the other,
-            // which is what the Python runner does and what the TypeScript runner does too as
-            // long as the calls of each turn are independent (see the non-guarantees above).
-            batch: self.tool_turns() == 1 && self.tool_uses().nth(1).is_some(),
+            batch: false,
+            turns: {
+                let sizes: Vec<usize> = self
+                    .turns
+                    .iter()
+                    .map(|t| t.tool_use.len())
+                    .filter(|n| *n > 0)
+                    .collect();
+                if sizes.iter().any(|n| *n > 1) {
+                    sizes
+                } else {
+                    Vec::new()
+                }
+            },
         }
     }
 }
@@ -456,11 +462,12 @@ mod tests {
         assert_eq!(c.id, "app/x");
         assert_eq!(c.steps.len(), 1);
         assert_eq!(c.level, Level::Must);
-        assert!(!c.batch);
+        assert!(!c.batch && c.turns.is_empty());
+        assert_eq!(c.turn_sizes(), [1]);
     }
 
     #[test]
-    fn only_a_single_turn_of_several_calls_becomes_a_batch() {
+    fn turns_of_several_calls_are_kept() {
         let call = serde_json::json!({
             "input": {"command": "view", "path": "/memories"},
             "accept": [{"verdict": "PASS", "reply": {"match": "any_success"}}]
@@ -468,14 +475,14 @@ mod tests {
         let mut v = minimal();
         v["turns"][0]["tool_use"] = serde_json::json!([call, call]);
         let one_turn = parse(v.clone()).unwrap().to_case();
-        assert!(one_turn.batch);
-        // Two turns, one of two calls: flattening both into one batch would run the second
-        // turn beside the first, so the calls go one by one.
+        assert_eq!(one_turn.turn_sizes(), [2]);
+        // Two turns, one of two calls: the first two calls go together, the third after them.
         v["turns"] =
             serde_json::json!([{"tool_use": [call, call]}, {"tool_use": [call]}, {"text": "done"}]);
         let two_turns = parse(v).unwrap().to_case();
         assert_eq!(two_turns.steps.len(), 3);
-        assert!(!two_turns.batch);
+        assert_eq!(two_turns.turns, [2, 1]);
+        assert_eq!(two_turns.turn_sizes(), [2, 1]);
     }
 
     #[test]

@@ -244,6 +244,24 @@ pub struct Case {
     /// (`Target::call_batch`); each reply is still graded by its own step.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub batch: bool,
+    /// How the steps group into assistant turns, as sizes in order (a transcript's turns,
+    /// `crate::transcript`): each turn of several steps is sent together like a batch, the others
+    /// one by one. Empty: one turn of all steps when `batch`, else one step per turn.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<usize>,
+}
+
+impl Case {
+    /// The steps' turns as sizes: [`Case::turns`], or what `batch` says.
+    pub fn turn_sizes(&self) -> Vec<usize> {
+        if !self.turns.is_empty() {
+            self.turns.clone()
+        } else if self.batch {
+            vec![self.steps.len()]
+        } else {
+            vec![1; self.steps.len()]
+        }
+    }
 }
 
 /// A bounded race: while the case's steps run, the harness keeps exchanging two in-root names

@@ -72,6 +72,7 @@ impl B {
             checks: Vec::new(),
             race: None,
             batch: false,
+            turns: Vec::new(),
         })
     }
     pub(crate) fn must(id: &str, requirement: &str, source: &[&str]) -> B {
