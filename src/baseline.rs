@@ -438,6 +438,9 @@ impl Snapshot {
         let mut input = Vec::new();
         let mut redactions = Vec::new();
         let mut list: Option<&mut Vec<String>> = None;
+        // Under a top-level key other than `info` (one a newer insta writes, such as
+        // `snapshot_kind`): its indented lines are skipped.
+        let mut in_info = false;
         loop {
             let Some((n, line)) = lines.next() else {
                 return Err(bad("the header does not end with `---`".into()));
@@ -445,6 +448,9 @@ impl Snapshot {
             let at = |what: &str| format!("line {}: {what}", n + 1);
             if line == "---" {
                 break;
+            }
+            if !in_info && line.starts_with(' ') {
+                continue;
             }
             if let Some(item) = line.strip_prefix("    - ") {
                 let Some(l) = list.as_deref_mut() else {
@@ -470,10 +476,12 @@ impl Snapshot {
             list = None;
             let (key, value) = line.split_once(':').unwrap_or((line, ""));
             let value = value.strip_prefix(' ').unwrap_or(value);
+            in_info = key == "info";
             match key {
                 "expression" => case_id = Some(parse_scalar(value).map_err(|e| bad(at(&e)))?),
-                "source" | "description" | "assertion_line" | "input_file" | "info" => {}
-                _ => return Err(bad(at(&format!("unknown header key {key:?}")))),
+                // `source`, `description`, `snapshot_kind`, `assertion_line`, `input_file`, and
+                // whatever other key an insta version writes: not memcert's business.
+                _ => {}
             }
         }
         let case_id = case_id.ok_or_else(|| bad("no `expression:` (the case id)".into()))?;
@@ -1074,5 +1082,27 @@ mod tests {
             "--- baseline\n+++ actual\n@@ -1,7 +1,7 @@\n --- step 1 ---\n is_error: true\n content: 1 line\n\
 -ENOENT: '/[RUN]/base/memories/x' [TOKEN]\n+other\n --- step 2 ---\n is_error: false\n content: 6 lines\n"
         );
+    }
+
+    #[test]
+    fn header_keys_of_other_insta_versions_are_ignored() {
+        let snap = Redactor::new(&[], "").snapshot(
+            "view/missing",
+            &[serde_json::json!({"command": "view", "path": "/memories/x"})],
+            &[Ok(ToolResult::ok("hello"))],
+            &[],
+        );
+        let text = snap.render();
+        // insta 1.40/1.41 wrote `snapshot_kind: text`; others write nested values.
+        let other = text.replacen(
+            "expression:",
+            "snapshot_kind: text\nmetadata:\n  a: 1\n  list:\n    - x\nexpression:",
+            1,
+        );
+        assert_ne!(other, text);
+        let back = Snapshot::parse(&other, Path::new("view__missing.snap")).unwrap();
+        assert_eq!(back.case_id, "view/missing");
+        assert_eq!(back.steps, snap.steps);
+        assert_eq!(back.input, snap.input);
     }
 }

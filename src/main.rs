@@ -43,9 +43,11 @@ enum Cmd {
     /// paths, the canary token, directory and link sizes) so that the same handler always gives
     /// the same files. Compare a later run with `memcert certify --baseline DIR`.
     ///
-    /// Race cases and SKIPPED cases are not recorded. Without --python, --node or --stdio,
-    /// records memcert's built-in reference handler. Exit status: 0 recorded, 2 usage error, a
-    /// handler that cannot start or a file that cannot be written.
+    /// Race cases and SKIPPED cases are not recorded. Without --python, --node, --stdio or --app,
+    /// records memcert's built-in reference handler; with --app, a whole app through the mock
+    /// Messages API, one snapshot per transcript. Exit status: 0 recorded, 1 an app run ended in
+    /// ERROR (its missing answers are recorded as `no reply`), 2 usage error, a handler that
+    /// cannot start or a file that cannot be written.
     Snapshot(Box<SnapshotArgs>),
     /// Print the traversal payload corpus. `{DOWN:d}` in a payload stands for the way back down
     /// from the d-th ancestor of the store root to the sandbox, filled in per case. The corpus
@@ -249,7 +251,9 @@ struct CertifyArgs {
     /// Compare every answer with the snapshots in this folder (made by `memcert snapshot`): a
     /// changed answer is a REGRESSION, shown with a line diff, and a snapshot whose case no
     /// longer exists is STALE; either fails the run (exit 1). A case without a snapshot is NEW
-    /// and does not. Race and SKIPPED cases are not compared. Not yet supported with --app.
+    /// and does not. Race and SKIPPED cases are not compared. Works with --app too (one snapshot
+    /// per transcript). Exit 1 also when the run is not certified: the verdicts still count
+    /// (use --expected-failures for the known ones).
     #[arg(long, value_name = "DIR")]
     baseline: Option<PathBuf>,
     /// With --baseline: write each REGRESSION and NEW case's snapshot as `<name>.snap.new` beside
@@ -499,15 +503,18 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
     };
     let baseline = match &args.baseline {
         None => certify::Snapshots::Off,
-        Some(dir) => certify::Snapshots::Compare(std::sync::Arc::new(
-            memcert::baseline::Baseline::load(dir).with_context(|| {
+        Some(dir) => certify::Snapshots::Compare(std::sync::Arc::new(load_baseline(dir)?)),
+    };
+    if args.update_baseline {
+        if let Some(dir) = &args.baseline {
+            memcert::report::check_writable(&dir.join("probe.snap.new")).with_context(|| {
                 format!(
-                    "--baseline {}: record one with `memcert snapshot --out {0}`",
+                    "--update-baseline: cannot write .snap.new files in {}",
                     dir.display()
                 )
-            })?,
-        )),
-    };
+            })?;
+        }
+    }
     if args.app.is_some() {
         return app_cmd(args, expected, baseline);
     }
@@ -541,6 +548,31 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
     Ok(code)
 }
 
+/// Load `--baseline DIR`, with advice that fits what is wrong: a missing folder is recorded with
+/// `memcert snapshot`; a bad file is fixed or removed (re-recording everything would accept any
+/// real regression); a folder without snapshots is refused (a green run would compare nothing).
+fn load_baseline(dir: &std::path::Path) -> Result<memcert::baseline::Baseline> {
+    if !dir.is_dir() {
+        bail!(
+            "--baseline {}: no such folder; record one with `memcert snapshot --out {0}` and commit it",
+            dir.display()
+        );
+    }
+    let b = memcert::baseline::Baseline::load(dir).with_context(|| {
+        format!(
+            "--baseline {}: fix or remove that file (re-recording the whole folder would accept any real regression)",
+            dir.display()
+        )
+    })?;
+    if b.snapshots.is_empty() {
+        bail!(
+            "--baseline {}: no .snap file in this folder; record one with `memcert snapshot --out {0}` and commit it",
+            dir.display()
+        );
+    }
+    Ok(b)
+}
+
 /// With --baseline and --update-baseline: the writer of `.snap.new` files.
 fn pending_writer(args: &CertifyArgs) -> Option<memcert::report::snapshots::SnapshotWriter> {
     args.baseline
@@ -557,11 +589,19 @@ fn pending_writer(args: &CertifyArgs) -> Option<memcert::report::snapshots::Snap
 fn pending_done(pending: Option<memcert::report::snapshots::SnapshotWriter>) -> Result<()> {
     if let Some(p) = pending {
         if let Some((id, e)) = p.errors.first() {
-            bail!("cannot write the pending snapshot of {id}: {e}");
+            bail!(
+                "cannot write the pending snapshot of {id} ({} in {}): {e}{}",
+                memcert::baseline::file_name(id) + ".new",
+                p.dir().display(),
+                match p.errors.len() {
+                    1 => String::new(),
+                    n => format!(" ({} more failed the same way)", n - 1),
+                }
+            );
         }
         if p.written > 0 {
             eprintln!(
-                "memcert: wrote {} pending snapshot{} (.snap.new) to {}; review them with `cargo insta review`",
+                "memcert: wrote {} pending snapshot{} (.snap.new) to {}; review them with `cargo insta review`, or diff each against its .snap and accept it with `mv x.snap.new x.snap`",
                 p.written,
                 if p.written == 1 { "" } else { "s" },
                 p.dir().display()
@@ -628,9 +668,9 @@ fn snapshot_cmd(args: SnapshotArgs) -> Result<i32> {
     if cases.is_empty() {
         bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
     }
+    let (_adapter_dir, mut target) = handler_target(&args.handler, args.profile)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot make --out {}", args.out.display()))?;
-    let (_adapter_dir, mut target) = handler_target(&args.handler, args.profile)?;
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,
@@ -722,6 +762,12 @@ fn snapshot_app_cmd(args: SnapshotArgs) -> Result<i32> {
             String::new()
         }
     );
+    if errors > 0 {
+        eprintln!(
+            "memcert: {errors} transcript(s) ended in ERROR: look at the app (`memcert certify --app` shows why) before committing this baseline"
+        );
+        return Ok(exit::FAILED);
+    }
     Ok(exit::PASS)
 }
 
@@ -734,12 +780,29 @@ fn app_transcripts(
     exclude: &[String],
 ) -> Result<(Vec<memcert::transcript::Transcript>, Vec<String>)> {
     use memcert::transcript::Transcript;
-    let transcripts = match from {
-        Some(file) if file.is_file() => vec![Transcript::load(file)?],
-        Some(dir) => Transcript::load_dir(dir)?,
-        None => Transcript::builtin(),
+    let (transcripts, known) = match from {
+        Some(file) if file.is_file() => {
+            // One file: its folder's transcripts still exist (not run, not STALE).
+            let one = Transcript::load(file)?;
+            let mut known: Vec<String> = file
+                .parent()
+                .and_then(|d| Transcript::load_dir(d).ok())
+                .map(|all| all.iter().map(Transcript::case_id).collect())
+                .unwrap_or_default();
+            known.push(one.case_id());
+            (vec![one], known)
+        }
+        Some(dir) => {
+            let all = Transcript::load_dir(dir)?;
+            let known = all.iter().map(Transcript::case_id).collect();
+            (all, known)
+        }
+        None => {
+            let all = Transcript::builtin();
+            let known = all.iter().map(Transcript::case_id).collect();
+            (all, known)
+        }
     };
-    let known: Vec<String> = transcripts.iter().map(Transcript::case_id).collect();
     let ids: Vec<memcert::suite::Case> = transcripts.iter().map(Transcript::to_case).collect();
     let keep: Vec<String> = certify::select(ids, cases, exclude)
         .context("bad --cases or --exclude glob")?

@@ -45,7 +45,7 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
                     "the answers differ from the baseline snapshot (verdict {})",
                     c.verdict
                 ))
-                .set_description(format!("{diff}\n{detail}"));
+                .set_description(format!("{}\n{detail}", super::clip_diff(diff, 1000)));
             let mut tc = TestCase::new(c.id.clone(), status);
             tc.set_classname(format!("memcert.{}", c.category))
                 .set_time(Duration::from_millis(c.duration_ms));

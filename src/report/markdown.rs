@@ -11,10 +11,13 @@ use super::COLUMNS;
 /// Render a finished run as Markdown.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     let mut s = String::from("## memcert certify\n\n");
-    let verdict = if summary.certified {
-        "**CERTIFIED**"
-    } else {
-        "**NOT CERTIFIED**"
+    let verdict = match (
+        summary.certified,
+        summary.baseline.as_ref().map(|b| b.passed()),
+    ) {
+        (true, Some(false)) => "**CERTIFIED**, but the baseline **FAILED** (the run fails)",
+        (true, _) => "**CERTIFIED**",
+        (false, _) => "**NOT CERTIFIED**",
     };
     s.push_str(&format!(
         "{verdict}: `{}`, profile `{}`{}, {} cases\n\n",
@@ -119,8 +122,19 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
         b.not_compared,
         b.not_run
     );
+    // A job summary holds 1 MiB: diffs stop at 100 lines each and 400 KB in all.
+    let mut budget = 400_000usize;
     for c in cases {
         if let Some(Comparison::Regression { diff, .. }) = &c.baseline {
+            let diff = &crate::report::clip_diff(diff, 100);
+            if diff.len() > budget {
+                s.push_str(&format!(
+                    "\n**REGRESSION** `{}` (diff left out: the summary is full; see --report-json)\n",
+                    c.id
+                ));
+                continue;
+            }
+            budget -= diff.len();
             // A fence longer than any backtick run in the diff, so a reply cannot close it.
             let mut fence = String::from("```");
             while diff.contains(fence.as_str()) {

@@ -55,6 +55,21 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
     tempfile::NamedTempFile::new_in(folder_of(path)).map(drop)
 }
 
+/// The first `max` lines of a diff, and a line saying how many more were left out (they are all
+/// in the JSON report); the whole diff when it is short enough.
+pub(crate) fn clip_diff(diff: &str, max: usize) -> String {
+    let total = diff.lines().count();
+    if total <= max {
+        return diff.to_owned();
+    }
+    let mut out: String = diff.lines().take(max).flat_map(|l| [l, "\n"]).collect();
+    out.push_str(&format!(
+        "... {} more diff lines (the whole diff is in --report-json)\n",
+        total - max
+    ));
+    out
+}
+
 /// Write `text` to `path` through a temporary file in the same folder and a rename, so a reader
 /// never sees half a report.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> io::Result<()> {

@@ -157,7 +157,7 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             ));
         } else {
             s.push_str(&format!(
-                "baseline: FAILED ({}): the run fails\n",
+                "baseline: FAILED ({}): the run fails; for a deliberate change, rerun with --update-baseline and accept the .snap.new files\n",
                 bad.join(", ")
             ));
         }
@@ -192,8 +192,10 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
                 );
             }
             s.push_str("  diff (-baseline +actual):\n");
-            for line in diff.lines() {
-                s.push_str(&format!("    {}\n", visible(line)));
+            for line in super::clip_diff(diff, MAX_DIFF_LINES).lines() {
+                // Backslashes doubled too, so a changed `\t` (two characters) never looks like
+                // a tab.
+                s.push_str(&format!("    {}\n", visible(&line.replace('\\', "\\\\"))));
             }
         }
     }
@@ -231,6 +233,9 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
     ));
     s
 }
+
+/// Diff lines shown per REGRESSION; the rest are in the JSON report.
+const MAX_DIFF_LINES: usize = 200;
 
 fn detail(c: &CaseRecord) -> String {
     let mut s = format!("{:<10} {}\n", c.verdict, c.id);
@@ -486,7 +491,20 @@ SKIPPED; 2 snapshots of cases not run)\n",
         );
         assert!(text.contains(want), "{text}");
         assert!(text.ends_with(
-            "\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL)\nbaseline: FAILED (1 REGRESSION, 1 STALE): the run fails\n"
+            "\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL)\nbaseline: FAILED (1 REGRESSION, 1 STALE): the run fails; for a deliberate change, rerun with --update-baseline and accept the .snap.new files\n"
         ));
+    }
+
+    #[test]
+    fn a_diff_shows_an_escaped_tab_apart_from_a_tab_and_stops_at_200_lines() {
+        assert_eq!(visible(&"a\\tb".replace('\\', "\\\\")), "a\\\\tb");
+        assert_eq!(visible("a\tb"), "a\\tb");
+        let long: String = (0..250).map(|i| format!("+{i}\n")).collect();
+        let clipped = crate::report::clip_diff(&long, MAX_DIFF_LINES);
+        assert_eq!(clipped.lines().count(), 201);
+        assert_eq!(
+            clipped.lines().last(),
+            Some("... 50 more diff lines (the whole diff is in --report-json)")
+        );
     }
 }

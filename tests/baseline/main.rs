@@ -270,7 +270,7 @@ fn the_reworded_python_handler_fails_the_cli_run_with_the_regressions_in_every_r
     let removed = "-The memory file has been edited. Here is the snippet showing the change (with line numbers):";
     let added =
         "+The memory file was edited. Here is the snippet showing the change (with line numbers):";
-    assert!(stdout.contains("baseline: FAILED (5 REGRESSION): the run fails\n"));
+    assert!(stdout.contains("baseline: FAILED (5 REGRESSION): the run fails; for a deliberate change, rerun with --update-baseline and accept the .snap.new files\n"));
     let junit = std::fs::read_to_string(file("r.xml")).unwrap();
     let markdown = std::fs::read_to_string(file("r.md")).unwrap();
     let html = std::fs::read_to_string(file("r.html")).unwrap();
@@ -360,7 +360,7 @@ fn new_does_not_fail_stale_does_and_update_baseline_writes_snap_new() {
     assert!(stdout.contains(
         "\nSTALE snapshots (1): their cases no longer exist; remove the files\n  view/retired  (view__retired.snap)\n"
     ));
-    assert!(stdout.contains("baseline: FAILED (1 STALE): the run fails\n"));
+    assert!(stdout.contains("baseline: FAILED (1 STALE): the run fails; for a deliberate change, rerun with --update-baseline and accept the .snap.new files\n"));
     std::fs::remove_file(path("view__retired.snap")).unwrap();
 
     // A changed snapshot is a REGRESSION: exit 1, and --update-baseline writes the new answer
@@ -479,6 +479,35 @@ fn app_snapshots_record_and_compare_through_the_mock() {
             && stdout.contains("+The memory file was edited."),
         "{stdout}"
     );
+}
+
+/// A baseline folder without snapshots is refused (a green run would compare nothing), and a
+/// broken file is named with the advice to fix or remove it, not to re-record everything.
+#[test]
+fn empty_or_broken_baselines_are_refused_with_the_right_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, _, stderr) = memcert(
+        &["certify", "--cases", "view/missing", "--baseline", d],
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("no .snap file in this folder; record one with `memcert snapshot --out"),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.path().join("view__missing.snap"),
+        "---\nexpression: x\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = memcert(
+        &["certify", "--cases", "view/missing", "--baseline", d],
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("fix or remove that file (re-recording the whole folder would accept any real regression)"), "{stderr}");
+    assert!(stderr.contains("view__missing.snap"), "{stderr}");
 }
 
 /// The filesystem type of a folder (`statfs` f_type).
