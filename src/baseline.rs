@@ -60,6 +60,9 @@
 //! - Answers that vary for other reasons (a handler's own timestamps or random ids, a concurrent
 //!   batch whose winner is timing) are not redacted; exclude those cases with `--exclude`.
 
+// The format example above shows the file's real tab characters.
+#![allow(clippy::tabs_in_doc_comments)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -477,11 +480,10 @@ impl Snapshot {
             let (key, value) = line.split_once(':').unwrap_or((line, ""));
             let value = value.strip_prefix(' ').unwrap_or(value);
             in_info = key == "info";
-            match key {
-                "expression" => case_id = Some(parse_scalar(value).map_err(|e| bad(at(&e)))?),
-                // `source`, `description`, `snapshot_kind`, `assertion_line`, `input_file`, and
-                // whatever other key an insta version writes: not memcert's business.
-                _ => {}
+            // `source`, `description`, `snapshot_kind`, `assertion_line`, `input_file`, and
+            // whatever other key an insta version writes: not memcert's business.
+            if key == "expression" {
+                case_id = Some(parse_scalar(value).map_err(|e| bad(at(&e)))?);
             }
         }
         let case_id = case_id.ok_or_else(|| bad("no `expression:` (the case id)".into()))?;
