@@ -449,7 +449,15 @@ fn run_one(
         .iter()
         .map(|c| sandbox.node_unchecked(&c.path))
         .collect();
-    let missing = why_missing(&ending, &log, app.timeout, &stderr);
+    let mut missing = why_missing(&ending, &log, app.timeout, &stderr);
+    let stray = mock.stray();
+    if log.requests == 0 && !stray.is_empty() {
+        missing.push_str(&format!(
+            "; the mock got {} request(s) it does not serve, e.g. `{}`: is ANTHROPIC_BASE_URL used as given?",
+            stray.len(),
+            stray[0]
+        ));
+    }
     let mut k_in_turn = Vec::new();
     for (turn, tu) in t.turns.iter().enumerate() {
         for k in 0..tu.tool_use.len() {

@@ -276,6 +276,22 @@ struct Session {
 struct State {
     config: MockConfig,
     sessions: Vec<Session>,
+    /// Requests that reached no session (`METHOD path`): a wrong base URL or another endpoint.
+    stray: Vec<String>,
+}
+
+/// Answer a request the mock does not serve with a 404 and remember it.
+fn stray(st: &mut State, method: &str, path: &str) -> Reply {
+    if st.stray.len() < 100 {
+        st.stray.push(format!("{method} {path}"));
+    }
+    api_error(
+        404,
+        "not_found_error",
+        &format!(
+            "memcert mock: only POST …/v1/messages under the base URL memcert gave is served, not {method} {path}"
+        ),
+    )
 }
 
 enum Backend {
@@ -309,6 +325,7 @@ impl MockApi {
         let state = Arc::new(Mutex::new(State {
             config,
             sessions: Vec::new(),
+            stray: Vec::new(),
         }));
         if cut {
             return MockApi::start_listener_with(state);
@@ -317,6 +334,7 @@ impl MockApi {
             .enable_all()
             .build()?;
         let responder = Responder(Arc::clone(&state));
+        let stray_state = Arc::clone(&state);
         let server = runtime.block_on(async {
             let server = wiremock::MockServer::builder()
                 .disable_request_recording()
@@ -325,6 +343,12 @@ impl MockApi {
             wiremock::Mock::given(wiremock::matchers::method("POST"))
                 .and(wiremock::matchers::path_regex(r"/v1/messages$"))
                 .respond_with(responder)
+                .mount(&server)
+                .await;
+            // Everything else: a 404 that is remembered ([`MockApi::stray`]).
+            wiremock::Mock::given(wiremock::matchers::any())
+                .respond_with(StrayResponder(Arc::clone(&stray_state)))
+                .with_priority(10)
                 .mount(&server)
                 .await;
             server
@@ -348,6 +372,7 @@ impl MockApi {
         MockApi::start_listener_with(Arc::new(Mutex::new(State {
             config: config.into(),
             sessions: Vec::new(),
+            stray: Vec::new(),
         })))
     }
 
@@ -378,6 +403,13 @@ impl MockApi {
     /// The base URL of a session, for `ANTHROPIC_BASE_URL`.
     pub fn base_url(&self, session: usize) -> String {
         format!("{}/s/{session}", self.uri())
+    }
+
+    /// Requests that reached no session (`METHOD path`, the first 100): an app pointed at a
+    /// wrong base URL, or calling another endpoint.
+    pub fn stray(&self) -> Vec<String> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.stray.clone()
     }
 
     /// What a session saw so far.
@@ -440,6 +472,18 @@ impl Request<'_> {
 }
 
 struct Responder(Arc<Mutex<State>>);
+
+struct StrayResponder(Arc<Mutex<State>>);
+
+impl wiremock::Respond for StrayResponder {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let r = {
+            let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            stray(&mut st, request.method.as_str(), request.url.path()).render()
+        };
+        wiremock::ResponseTemplate::new(r.status).set_body_raw(r.body, &r.content_type)
+    }
+}
 
 impl wiremock::Respond for Responder {
     fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
@@ -582,14 +626,7 @@ fn session_of(path: &str, sessions: usize) -> Option<usize> {
 
 fn answer(st: &mut State, req: &Request) -> Reply {
     let Some(n) = session_of(req.path, st.sessions.len()) else {
-        return api_error(
-            404,
-            "not_found_error",
-            &format!(
-                "memcert mock: no session at {}; use the base URL memcert gave",
-                req.path
-            ),
-        );
+        return stray(st, "POST", req.path);
     };
     let session = &mut st.sessions[n];
     session.log.requests += 1;
@@ -1095,15 +1132,8 @@ pub(crate) mod listener {
         Arc::new(move |parts, body| {
             let path = parts.uri.path();
             if parts.method != hyper::Method::POST || !path.ends_with("/v1/messages") {
-                return super::api_error(
-                    404,
-                    "not_found_error",
-                    &format!(
-                        "memcert mock: only POST …/v1/messages is served, not {} {path}",
-                        parts.method
-                    ),
-                )
-                .render();
+                let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+                return super::stray(&mut st, parts.method.as_str(), path).render();
             }
             let request = Request {
                 path,
@@ -1301,6 +1331,7 @@ mod tests {
         let view = json!({"command": "view", "path": "/memories"});
         State {
             config: MockConfig::default(),
+            stray: Vec::new(),
             sessions: vec![Session {
                 turns: vec![
                     ServedTurn {

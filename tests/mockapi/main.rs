@@ -829,6 +829,16 @@ fn record_writes_a_replayable_transcript_without_the_key() {
     assert_eq!(verdicts(&c.0), want([("app/work-notes", Verdict::Pass)]));
 }
 
+/// An app that calls another path: the ERROR says the mock got a request it does not serve.
+#[test]
+fn a_request_to_another_path_is_named_in_the_error() {
+    let d = details(&misbehave("wrong-path", Duration::from_secs(20)));
+    assert!(
+        d.contains("the app exited with status 1 without calling the Messages API; the mock got 1 request(s) it does not serve, e.g. `POST /s/0/v2/messages`: is ANTHROPIC_BASE_URL used as given?"),
+        "{d}"
+    );
+}
+
 /// A child the app moved to a new session (out of its process group) is found through its
 /// parent, killed after the case, and reported.
 #[test]
