@@ -93,17 +93,7 @@ enum Cmd {
         timeout: f64,
     },
     /// List the case ids of a level (after --cases/--exclude), one per line.
-    Cases {
-        /// Which cases: quick (about 300), standard (about 1,900) or full (over 21,000).
-        #[arg(long, default_value = "standard", value_name = "LEVEL")]
-        level: catalog::RunLevel,
-        /// Only ids matching this glob (repeatable; `*` matches across `/`).
-        #[arg(long = "cases", value_name = "GLOB")]
-        cases: Vec<String>,
-        /// Leave out ids matching this glob (repeatable).
-        #[arg(long, value_name = "GLOB")]
-        exclude: Vec<String>,
-    },
+    Cases(SelectArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -121,8 +111,8 @@ struct MockApiArgs {
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
     timeout: f64,
     /// `accept` or `refuse` the SDKs' server-side threads, as for certify --app.
-    #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"])]
-    threads: String,
+    #[arg(long, default_value = "accept", value_name = "accept|refuse")]
+    threads: memcert::mockapi::Threads,
     /// Inject a fault, as for certify --app (repeatable).
     #[arg(long = "inject", value_name = "FAULT")]
     inject: Vec<memcert::mockapi::Fault>,
@@ -139,60 +129,10 @@ struct MockApiArgs {
 
 #[derive(clap::Args, Debug)]
 struct CertifyArgs {
-    /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName`, a subclass of
-    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with base_path=;
-    /// or `path/to/file.py:make_handler`, a function (sync or async) that takes the base
-    /// directory and returns such a handler.
-    #[arg(long, value_name = "SPEC", conflicts_with_all = ["stdio", "node"])]
-    python: Option<String>,
-    /// A Node handler for the TypeScript SDK: `path/to/module.mjs:ExportName` (a class like
-    /// BetaLocalFilesystemMemoryTool, built with its static init(baseDir)) or
-    /// `module.mjs:makeHandler` (a factory given the base directory), or a package subpath such as
-    /// `@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool`.
-    #[arg(long, value_name = "SPEC", conflicts_with = "stdio")]
-    node: Option<String>,
-    /// Node interpreter for --node.
-    #[arg(long, value_name = "EXE", default_value = "node")]
-    node_exe: String,
-    /// A folder whose node_modules holds @anthropic-ai/sdk, when the handler's folder and the
-    /// current folder do not.
-    #[arg(long, value_name = "DIR")]
-    node_path: Option<PathBuf>,
-    /// Extra keyword arguments for the Python handler's constructor or factory, as a JSON object
-    /// (`base_path=`, or the factory's first argument, is always given).
-    #[arg(long, value_name = "JSON", requires = "python")]
-    python_init: Option<String>,
-    /// Python interpreter for --python (it must have the `anthropic` package).
-    #[arg(long, value_name = "EXE", default_value = "python3")]
-    python_exe: String,
-    /// A handler process speaking stdio protocol v1 (docs/protocol.md): program and arguments,
-    /// split like a POSIX shell splits words (quotes allowed, no expansion).
-    #[arg(long, value_name = "COMMAND")]
-    stdio: Option<String>,
-    /// A whole app (its SDK tool runner and memory handler), run unmodified once per transcript
-    /// with ANTHROPIC_BASE_URL pointing at memcert's mock Messages API: program and arguments,
-    /// split like --stdio. It also gets MEMCERT_MEMORY_DIR and MEMCERT_BASE_DIR (see
-    /// docs/transcripts.md). Needs --memory-dir.
-    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["python", "node", "stdio", "memory_dir_unknown"], requires = "memory_dir")]
-    app: Option<String>,
-    /// With --app: the app's memory store root (what /memories maps to; for the Python SDK's
-    /// BetaLocalFilesystemMemoryTool(base_path=B) that is B/memories). The folder two levels
-    /// up must be absent or empty: memcert puts its canaries there, and empties it afterwards
-    /// (removes it if memcert made it). No `..` in it, and that folder must not be a link.
-    #[arg(long, value_name = "DIR", requires = "app")]
-    memory_dir: Option<PathBuf>,
-    /// With --app: a folder of transcripts (*.json, docs/transcripts.md), or one transcript
-    /// file; default: the built-in ones.
-    #[arg(long, value_name = "DIR", requires = "app")]
-    transcripts: Option<PathBuf>,
-    /// With --app: time limit per transcript, in seconds; the app's process group is killed
-    /// after it.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", requires = "app")]
-    app_timeout: f64,
-    /// With --app: `accept` answers the SDKs' server-side threads (their default), `refuse`
-    /// answers them with thread_unsupported_request, so the runner falls back to full history.
-    #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"], requires = "app")]
-    threads: String,
+    #[command(flatten)]
+    handler: HandlerArgs,
+    #[command(flatten)]
+    app: AppArgs,
     /// With --app: inject a fault in every transcript, to certify the app's own retry and
     /// failure behaviour (repeatable): `STATUS@TURN` (e.g. `529@3`: the first request for turn
     /// 3 gets an overloaded_error), `drop@TURN` (the answer is cut midway and the connection
@@ -212,29 +152,13 @@ struct CertifyArgs {
     /// Grade NON-STRICT as FAIL.
     #[arg(long)]
     strict: bool,
-    /// The handler does not keep its files in the memories_dir memcert gives it (a database, a
-    /// dict, a folder of its own): plant files through its own `create` commands, SKIP cases
-    /// that need links, FIFOs, empty folders or races, and judge state only by its answers.
-    #[arg(long)]
-    memory_dir_unknown: bool,
     /// A TOML file of case ids or globs the handler is known to fail, each with a reason
     /// (`[[expected]] id = "..." reason = "..."`). Their FAIL, UNSAFE or ERROR does not stop
     /// certification; an entry whose cases all pass is stale and does.
     #[arg(long, value_name = "FILE")]
     expected_failures: Option<PathBuf>,
-    /// Which cases: quick (the hand-written catalog and a sample of every payload family,
-    /// about 300), standard (about 1,900) or full (every payload in every field, over 21,000).
-    #[arg(long, default_value = "standard", value_name = "LEVEL")]
-    level: catalog::RunLevel,
-    /// Only cases whose id matches this glob (repeatable; `*` matches across `/`).
-    #[arg(long = "cases", value_name = "GLOB")]
-    cases: Vec<String>,
-    /// Leave out cases whose id matches this glob (repeatable).
-    #[arg(long, value_name = "GLOB")]
-    exclude: Vec<String>,
-    /// Per-call time limit in seconds for external handlers.
-    #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
-    timeout: f64,
+    #[command(flatten)]
+    select: SelectArgs,
     /// Also write the full results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
@@ -271,140 +195,141 @@ struct SnapshotArgs {
     out: PathBuf,
     #[command(flatten)]
     handler: HandlerArgs,
+    #[command(flatten)]
+    app: AppArgs,
     /// Which wording the built-in reference handler uses (docs, python-sdk or typescript-sdk);
     /// external handlers answer in their own.
     #[arg(long, default_value = "docs", value_name = "PROFILE")]
     profile: Profile,
-    /// Which cases: quick (about 300), standard (about 1,900) or full (over 21,000).
+    #[command(flatten)]
+    select: SelectArgs,
+}
+
+/// Which cases run (`certify`, `snapshot`, `cases`).
+#[derive(clap::Args, Debug, Clone)]
+struct SelectArgs {
+    /// Which cases: quick (the hand-written catalog and a sample of every payload family,
+    /// about 300), standard (about 1,900) or full (every payload in every field, over 21,000).
     #[arg(long, default_value = "standard", value_name = "LEVEL")]
     level: catalog::RunLevel,
-    /// Only cases whose id matches this glob (repeatable; `*` matches across `/`).
+    /// Only cases whose id matches this glob (repeatable; `*` matches across `/`); with --app,
+    /// ids are `app/<transcript id>`.
     #[arg(long = "cases", value_name = "GLOB")]
     cases: Vec<String>,
     /// Leave out cases whose id matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
-    /// A whole app instead of a handler: run once per transcript through the mock Messages API,
-    /// as `certify --app` does, one snapshot per transcript (`app/<id>`). Needs --memory-dir.
-    #[arg(long, value_name = "COMMAND", requires = "memory_dir", conflicts_with_all = ["python", "node", "stdio"])]
-    app: Option<String>,
-    /// With --app: the app's memory store root, as for `certify --app`.
-    #[arg(long, value_name = "DIR", requires = "app")]
-    memory_dir: Option<PathBuf>,
-    /// With --app: a folder of transcripts, or one transcript file; default: the built-in ones.
-    #[arg(long, value_name = "DIR", requires = "app")]
-    transcripts: Option<PathBuf>,
-    /// With --app: time limit per transcript, in seconds.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", requires = "app")]
-    app_timeout: f64,
-    /// With --app: `accept` or `refuse` the SDKs' server-side threads.
-    #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"], requires = "app")]
-    threads: String,
 }
 
-/// How to reach the handler under test (`memcert snapshot`; `certify` has the same flags).
+impl SelectArgs {
+    /// The level's cases that --cases/--exclude keep; none is an error.
+    fn cases(&self) -> Result<Vec<memcert::suite::Case>> {
+        let cases = certify::select(catalog::for_level(self.level), &self.cases, &self.exclude)
+            .context("bad --cases or --exclude glob")?;
+        if cases.is_empty() {
+            bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
+        }
+        Ok(cases)
+    }
+}
+
+/// How to reach the handler under test (`certify`, `snapshot`).
 #[derive(clap::Args, Debug, Clone)]
 struct HandlerArgs {
-    /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName` (a subclass of
-    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with
-    /// base_path=), or `path/to/file.py:make_handler` (a factory given the base directory).
+    /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName`, a subclass of
+    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with base_path=;
+    /// or `path/to/file.py:make_handler`, a function (sync or async) that takes the base
+    /// directory and returns such a handler.
     #[arg(long, value_name = "SPEC", conflicts_with_all = ["stdio", "node"])]
     python: Option<String>,
-    /// Extra keyword arguments for the Python handler's constructor or factory, as a JSON object.
+    /// Extra keyword arguments for the Python handler's constructor or factory, as a JSON object
+    /// (`base_path=`, or the factory's first argument, is always given).
     #[arg(long, value_name = "JSON", requires = "python")]
     python_init: Option<String>,
     /// Python interpreter for --python (it must have the `anthropic` package).
     #[arg(long, value_name = "EXE", default_value = "python3")]
     python_exe: String,
-    /// A Node handler for the TypeScript SDK: `module.mjs:ExportName` (a class built with its
-    /// static init(baseDir)), `module.mjs:makeHandler` (a factory), or a package subpath such as
+    /// A Node handler for the TypeScript SDK: `path/to/module.mjs:ExportName` (a class like
+    /// BetaLocalFilesystemMemoryTool, built with its static init(baseDir)) or
+    /// `module.mjs:makeHandler` (a factory given the base directory), or a package subpath such as
     /// `@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool`.
     #[arg(long, value_name = "SPEC", conflicts_with = "stdio")]
     node: Option<String>,
     /// Node interpreter for --node.
     #[arg(long, value_name = "EXE", default_value = "node")]
     node_exe: String,
-    /// A folder whose node_modules holds @anthropic-ai/sdk.
+    /// A folder whose node_modules holds @anthropic-ai/sdk, when the handler's folder and the
+    /// current folder do not.
     #[arg(long, value_name = "DIR")]
     node_path: Option<PathBuf>,
     /// A handler process speaking stdio protocol v1 (docs/protocol.md): program and arguments,
-    /// split like a POSIX shell splits words.
+    /// split like a POSIX shell splits words (quotes allowed, no expansion).
     #[arg(long, value_name = "COMMAND")]
     stdio: Option<String>,
     /// Per-call time limit in seconds for external handlers.
     #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
     timeout: f64,
-    /// The handler keeps its files elsewhere than the folder memcert gives it: plant files through
-    /// its own `create` commands and SKIP cases that need links, FIFOs, empty folders or races.
+    /// The handler does not keep its files in the memories_dir memcert gives it (a database, a
+    /// dict, a folder of its own): plant files through its own `create` commands, SKIP cases
+    /// that need links, FIFOs, empty folders or races, and judge state only by its answers.
     #[arg(long)]
     memory_dir_unknown: bool,
 }
 
-impl HandlerArgs {
-    /// The handler flags of `certify`.
-    fn of_certify(a: &CertifyArgs) -> HandlerArgs {
-        HandlerArgs {
-            python: a.python.clone(),
-            python_init: a.python_init.clone(),
-            python_exe: a.python_exe.clone(),
-            node: a.node.clone(),
-            node_exe: a.node_exe.clone(),
-            node_path: a.node_path.clone(),
-            stdio: a.stdio.clone(),
-            timeout: a.timeout,
-            memory_dir_unknown: a.memory_dir_unknown,
-        }
-    }
+/// A whole app run through the mock Messages API (`certify --app`, `snapshot --app`).
+#[derive(clap::Args, Debug, Clone)]
+struct AppArgs {
+    /// A whole app (its SDK tool runner and memory handler), run unmodified once per transcript
+    /// with ANTHROPIC_BASE_URL pointing at memcert's mock Messages API: program and arguments,
+    /// split like --stdio. It also gets MEMCERT_MEMORY_DIR and MEMCERT_BASE_DIR (see
+    /// docs/transcripts.md). Needs --memory-dir.
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["python", "node", "stdio", "memory_dir_unknown"], requires = "memory_dir")]
+    app: Option<String>,
+    /// With --app: the app's memory store root (what /memories maps to; for the Python SDK's
+    /// BetaLocalFilesystemMemoryTool(base_path=B) that is B/memories). The folder two levels
+    /// up must be absent or empty: memcert puts its canaries there, and empties it afterwards
+    /// (removes it if memcert made it). No `..` in it, and that folder must not be a link.
+    #[arg(long, value_name = "DIR", requires = "app")]
+    memory_dir: Option<PathBuf>,
+    /// With --app: a folder of transcripts (*.json, docs/transcripts.md), or one transcript
+    /// file; default: the built-in ones.
+    #[arg(long, value_name = "DIR", requires = "app")]
+    transcripts: Option<PathBuf>,
+    /// With --app: time limit per transcript, in seconds; the app's process group is killed
+    /// after it.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", requires = "app")]
+    app_timeout: f64,
+    /// With --app: `accept` answers the SDKs' server-side threads (their default), `refuse`
+    /// answers them with thread_unsupported_request, so the runner falls back to full history.
+    #[arg(
+        long,
+        default_value = "accept",
+        value_name = "accept|refuse",
+        requires = "app"
+    )]
+    threads: memcert::mockapi::Threads,
 }
 
-#[cfg(test)]
-mod snapshot_cli_tests {
-    use super::*;
-
-    #[test]
-    fn parses_snapshot_and_baseline_flags() {
-        let cli = Cli::try_parse_from([
-            "memcert",
-            "snapshot",
-            "--out",
-            "base",
-            "--node",
-            "m.mjs:makeHandler",
-            "--exclude",
-            "batch/*",
-        ])
-        .unwrap();
-        let Cmd::Snapshot(a) = cli.command else {
-            panic!()
-        };
-        assert_eq!(a.out, PathBuf::from("base"));
-        assert_eq!(a.handler.node.as_deref(), Some("m.mjs:makeHandler"));
-        assert_eq!(a.exclude, ["batch/*"]);
-        assert!(
-            Cli::try_parse_from(["memcert", "snapshot"]).is_err(),
-            "--out is required"
-        );
-        assert!(Cli::try_parse_from([
-            "memcert", "snapshot", "--out", "b", "--python", "a:B", "--stdio", "x"
-        ])
-        .is_err());
-        let cli = Cli::try_parse_from([
-            "memcert",
-            "certify",
-            "--baseline",
-            "base",
-            "--update-baseline",
-        ])
-        .unwrap();
-        let Cmd::Certify(a) = cli.command else {
-            panic!()
-        };
-        assert_eq!(a.baseline, Some(PathBuf::from("base")));
-        assert!(a.update_baseline);
-        assert!(
-            Cli::try_parse_from(["memcert", "certify", "--update-baseline"]).is_err(),
-            "--update-baseline needs --baseline"
-        );
+impl AppArgs {
+    /// The app run these flags describe, grading with `config`, stopped by SIGINT/SIGTERM.
+    fn config(
+        &self,
+        config: Config,
+        faults: Vec<memcert::mockapi::Fault>,
+    ) -> Result<memcert::appcert::AppConfig> {
+        Ok(memcert::appcert::AppConfig {
+            command: self.app.clone().unwrap_or_default(),
+            memory_dir: self
+                .memory_dir
+                .clone()
+                .context("--app needs --memory-dir")?,
+            timeout: seconds("--app-timeout", self.app_timeout)?,
+            threads: self.threads,
+            faults,
+            config,
+            interrupt: Some(interrupt_flag()?),
+            known: Vec::new(),
+        })
     }
 }
 
@@ -428,13 +353,13 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Cmd::Snapshot(args) => snapshot_cmd(*args),
-        Cmd::Cases {
-            level,
-            cases,
-            exclude,
-        } => {
-            for c in certify::select(catalog::for_level(level), &cases, &exclude)
-                .context("bad --cases or --exclude glob")?
+        Cmd::Cases(select) => {
+            for c in certify::select(
+                catalog::for_level(select.level),
+                &select.cases,
+                &select.exclude,
+            )
+            .context("bad --cases or --exclude glob")?
             {
                 println!("{}", c.id);
             }
@@ -478,7 +403,7 @@ fn run(cli: Cli) -> Result<i32> {
 }
 
 fn certify_cmd(args: CertifyArgs) -> Result<i32> {
-    seconds("--timeout", args.timeout)?;
+    seconds("--timeout", args.handler.timeout)?;
     for (what, path) in [
         ("JSON report", &args.report_json),
         ("JUnit report", &args.junit),
@@ -515,22 +440,18 @@ fn certify_cmd(args: CertifyArgs) -> Result<i32> {
             })?;
         }
     }
-    if args.app.is_some() {
-        return app_cmd(args, expected, baseline);
-    }
-    let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
-        .context("bad --cases or --exclude glob")?;
-    if cases.is_empty() {
-        bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
-    }
-    let (_adapter_dir, mut target) = handler_target(&HandlerArgs::of_certify(&args), args.profile)?;
     let config = Config {
         profile: args.profile,
         strict: args.strict,
         expected,
-        black_box: args.memory_dir_unknown,
+        black_box: args.handler.memory_dir_unknown,
         snapshots: baseline,
     };
+    if args.app.app.is_some() {
+        return app_cmd(args, config);
+    }
+    let cases = args.select.cases()?;
+    let (_adapter_dir, mut target) = handler_target(&args.handler, args.profile)?;
     let mut pending = pending_writer(&args);
     let code = reported(&args, |reporter| {
         let mut both: Vec<&mut dyn Reporter> = vec![reporter];
@@ -657,20 +578,10 @@ fn handler_target(
     Ok((adapter_dir, target))
 }
 
-/// `memcert snapshot`: run the cases and write one snapshot per case.
+/// `memcert snapshot`: run the cases (or, with --app, the transcripts through the app) and
+/// write one snapshot per case.
 fn snapshot_cmd(args: SnapshotArgs) -> Result<i32> {
     use memcert::report::snapshots::{SnapshotWriter, Write as SnapWrite};
-    if args.app.is_some() {
-        return snapshot_app_cmd(args);
-    }
-    let cases = certify::select(catalog::for_level(args.level), &args.cases, &args.exclude)
-        .context("bad --cases or --exclude glob")?;
-    if cases.is_empty() {
-        bail!("no case matches --cases/--exclude; `memcert cases` lists the ids");
-    }
-    let (_adapter_dir, mut target) = handler_target(&args.handler, args.profile)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot make --out {}", args.out.display()))?;
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,
@@ -680,12 +591,27 @@ fn snapshot_cmd(args: SnapshotArgs) -> Result<i32> {
     let started = std::time::Instant::now();
     let mut writer = SnapshotWriter::new(args.out.clone(), SnapWrite::Accepted);
     let mut progress = Progress::new();
-    let summary = certify::run(
-        &config,
-        &cases,
-        target.as_mut(),
-        &mut Fanout(vec![&mut progress, &mut writer]),
-    );
+    let make_out = || {
+        std::fs::create_dir_all(&args.out)
+            .with_context(|| format!("cannot make --out {}", args.out.display()))
+    };
+    let app = args.app.app.is_some();
+    let summary = if app {
+        let (transcripts, known) = app_transcripts(&args.app, &args.select)?;
+        let app = memcert::appcert::AppConfig {
+            known,
+            ..args.app.config(config, Vec::new())?
+        };
+        make_out()?;
+        let reporter = &mut Fanout(vec![&mut progress, &mut writer]);
+        memcert::appcert::run(&app, &transcripts, reporter)?.summary
+    } else {
+        let cases = args.select.cases()?;
+        let (_adapter_dir, mut target) = handler_target(&args.handler, args.profile)?;
+        make_out()?;
+        let reporter = &mut Fanout(vec![&mut progress, &mut writer]);
+        certify::run(&config, &cases, target.as_mut(), reporter)
+    };
     if let Some((id, e)) = writer.errors.first() {
         bail!(
             "cannot write the snapshot of {id} in {}: {e}",
@@ -706,63 +632,9 @@ fn snapshot_cmd(args: SnapshotArgs) -> Result<i32> {
             String::new()
         }
     );
-    Ok(exit::PASS)
-}
-
-/// `snapshot --app`: one snapshot per transcript, the app run through the mock.
-fn snapshot_app_cmd(args: SnapshotArgs) -> Result<i32> {
-    use memcert::appcert::{self, AppConfig};
-    use memcert::report::snapshots::{SnapshotWriter, Write as SnapWrite};
-    let (transcripts, known) =
-        app_transcripts(args.transcripts.as_deref(), &args.cases, &args.exclude)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot make --out {}", args.out.display()))?;
-    let app = AppConfig {
-        command: args.app.clone().unwrap_or_default(),
-        memory_dir: args
-            .memory_dir
-            .clone()
-            .context("--app needs --memory-dir")?,
-        timeout: seconds("--app-timeout", args.app_timeout)?,
-        threads: threads_of(&args.threads),
-        faults: Vec::new(),
-        config: Config {
-            profile: args.profile,
-            snapshots: certify::Snapshots::Record,
-            ..Config::default()
-        },
-        interrupt: Some(interrupt_flag()?),
-        known,
-    };
-    let started = std::time::Instant::now();
-    let mut writer = SnapshotWriter::new(args.out.clone(), SnapWrite::Accepted);
-    let mut progress = Progress::new();
-    let summary = appcert::run(
-        &app,
-        &transcripts,
-        &mut Fanout(vec![&mut progress, &mut writer]),
-    )?
-    .summary;
-    if let Some((id, e)) = writer.errors.first() {
-        bail!(
-            "cannot write the snapshot of {id} in {}: {e}",
-            args.out.display()
-        );
-    }
-    let errors = summary.counts.get("ERROR").copied().unwrap_or(0);
-    println!(
-        "memcert snapshot: {} snapshots of {} written to {} in {:.1} s{}",
-        writer.written,
-        summary.target,
-        args.out.display(),
-        started.elapsed().as_secs_f64(),
-        if errors > 0 {
-            format!("; {errors} transcripts ended in ERROR (their missing answers are recorded as `no reply`)")
-        } else {
-            String::new()
-        }
-    );
-    if errors > 0 {
+    if app && errors > 0 {
+        // A handler that answers nothing in time is recorded as such; an app run that ends in
+        // ERROR is a broken app, not a baseline.
         eprintln!(
             "memcert: {errors} transcript(s) ended in ERROR: look at the app (`memcert certify --app` shows why) before committing this baseline"
         );
@@ -771,40 +643,30 @@ fn snapshot_app_cmd(args: SnapshotArgs) -> Result<i32> {
     Ok(exit::PASS)
 }
 
-/// `certify --app`: every transcript through the mock, reported like catalog cases.
 /// The transcripts of `--transcripts` (a folder or one file; default the built-in ones) that
-/// --cases/--exclude select, and the case ids of all of them.
+/// --cases/--exclude select, and the case ids of every transcript that exists (for STALE
+/// snapshots: with one file, its folder's transcripts exist too).
 fn app_transcripts(
-    from: Option<&std::path::Path>,
-    cases: &[String],
-    exclude: &[String],
+    app: &AppArgs,
+    select: &SelectArgs,
 ) -> Result<(Vec<memcert::transcript::Transcript>, Vec<String>)> {
     use memcert::transcript::Transcript;
-    let (transcripts, known) = match from {
+    let (transcripts, all) = match app.transcripts.as_deref() {
         Some(file) if file.is_file() => {
-            // One file: its folder's transcripts still exist (not run, not STALE).
             let one = Transcript::load(file)?;
-            let mut known: Vec<String> = file
-                .parent()
-                .and_then(|d| Transcript::load_dir(d).ok())
-                .map(|all| all.iter().map(Transcript::case_id).collect())
-                .unwrap_or_default();
-            known.push(one.case_id());
-            (vec![one], known)
+            let folder = file.parent().and_then(|d| Transcript::load_dir(d).ok());
+            (vec![one], folder.unwrap_or_default())
         }
-        Some(dir) => {
-            let all = Transcript::load_dir(dir)?;
-            let known = all.iter().map(Transcript::case_id).collect();
-            (all, known)
-        }
-        None => {
-            let all = Transcript::builtin();
-            let known = all.iter().map(Transcript::case_id).collect();
-            (all, known)
-        }
+        Some(dir) => (Transcript::load_dir(dir)?, Vec::new()),
+        None => (Transcript::builtin(), Vec::new()),
     };
+    let known = all
+        .iter()
+        .chain(&transcripts)
+        .map(Transcript::case_id)
+        .collect();
     let ids: Vec<memcert::suite::Case> = transcripts.iter().map(Transcript::to_case).collect();
-    let keep: Vec<String> = certify::select(ids, cases, exclude)
+    let keep: Vec<String> = certify::select(ids, &select.cases, &select.exclude)
         .context("bad --cases or --exclude glob")?
         .into_iter()
         .map(|c| c.id)
@@ -819,41 +681,13 @@ fn app_transcripts(
     Ok((transcripts, known))
 }
 
-fn threads_of(flag: &str) -> memcert::mockapi::Threads {
-    if flag == "refuse" {
-        memcert::mockapi::Threads::Refuse
-    } else {
-        memcert::mockapi::Threads::Accept
-    }
-}
-
-fn app_cmd(
-    args: CertifyArgs,
-    expected: ExpectedFailures,
-    snapshots: certify::Snapshots,
-) -> Result<i32> {
-    use memcert::appcert::{self, AppConfig};
-    let timeout = seconds("--app-timeout", args.app_timeout)?;
-    let (transcripts, known) =
-        app_transcripts(args.transcripts.as_deref(), &args.cases, &args.exclude)?;
-    let app = AppConfig {
-        command: args.app.clone().unwrap_or_default(),
-        memory_dir: args
-            .memory_dir
-            .clone()
-            .context("--app needs --memory-dir")?,
-        timeout,
-        threads: threads_of(&args.threads),
-        faults: args.inject.clone(),
-        config: Config {
-            profile: args.profile,
-            strict: args.strict,
-            expected,
-            black_box: false,
-            snapshots,
-        },
-        interrupt: Some(interrupt_flag()?),
+/// `certify --app`: every transcript through the mock, reported like catalog cases.
+fn app_cmd(args: CertifyArgs, config: Config) -> Result<i32> {
+    use memcert::appcert;
+    let (transcripts, known) = app_transcripts(&args.app, &args.select)?;
+    let app = appcert::AppConfig {
         known,
+        ..args.app.config(config, args.inject.clone())?
     };
     let mut wire = Vec::new();
     let mut pending = pending_writer(&args);
@@ -887,7 +721,6 @@ fn app_cmd(
 /// `mock-api`: one transcript served to an app driven by hand, then graded.
 fn mock_api_cmd(args: MockApiArgs) -> Result<i32> {
     use memcert::appcert::{self, AppConfig};
-    use memcert::mockapi::Threads;
     use memcert::transcript::Transcript;
     let timeout = seconds("--timeout", args.timeout)?;
     let transcript = Transcript::load(&args.transcript)?;
@@ -909,11 +742,7 @@ fn mock_api_cmd(args: MockApiArgs) -> Result<i32> {
         command: String::new(),
         memory_dir,
         timeout,
-        threads: if args.threads == "refuse" {
-            Threads::Refuse
-        } else {
-            Threads::Accept
-        },
+        threads: args.threads,
         faults: args.inject.clone(),
         config: Config {
             profile: args.profile,
@@ -990,6 +819,8 @@ fn record_cmd(
     }
     let ended = if rec.ended() {
         "the conversation ended"
+    } else if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        "interrupted"
     } else {
         "time is up"
     };
@@ -1102,9 +933,9 @@ mod tests {
         let Cmd::Certify(a) = cli.command else {
             panic!()
         };
-        assert_eq!(a.python.as_deref(), Some("m:C"));
+        assert_eq!(a.handler.python.as_deref(), Some("m:C"));
         assert_eq!(a.profile, Profile::PythonSdk);
-        assert_eq!(a.cases, ["view/*"]);
+        assert_eq!(a.select.cases, ["view/*"]);
         assert!(Cli::try_parse_from(["memcert", "certify", "--profile", "nope"]).is_err());
         assert!(
             Cli::try_parse_from(["memcert", "certify", "--python", "a:B", "--stdio", "x"]).is_err()
@@ -1123,8 +954,8 @@ mod tests {
         let Cmd::Certify(a) = cli.command else {
             panic!()
         };
-        assert_eq!(a.app.as_deref(), Some("python app.py"));
-        assert_eq!(a.threads, "refuse");
+        assert_eq!(a.app.app.as_deref(), Some("python app.py"));
+        assert_eq!(a.app.threads, memcert::mockapi::Threads::Refuse);
         assert!(Cli::try_parse_from(["memcert", "certify", "--app", "x"]).is_err());
         assert!(Cli::try_parse_from([
             "memcert",
@@ -1189,5 +1020,51 @@ mod tests {
         .unwrap();
         assert!(matches!(cli.command, Cmd::Record { timeout, .. } if timeout == 1800.0));
         assert!(Cli::try_parse_from(["memcert", "record", "--out", "o.json"]).is_err());
+    }
+
+    #[test]
+    fn parses_snapshot_and_baseline_flags() {
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "snapshot",
+            "--out",
+            "base",
+            "--node",
+            "m.mjs:makeHandler",
+            "--exclude",
+            "batch/*",
+        ])
+        .unwrap();
+        let Cmd::Snapshot(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.out, PathBuf::from("base"));
+        assert_eq!(a.handler.node.as_deref(), Some("m.mjs:makeHandler"));
+        assert_eq!(a.select.exclude, ["batch/*"]);
+        assert!(
+            Cli::try_parse_from(["memcert", "snapshot"]).is_err(),
+            "--out is required"
+        );
+        assert!(Cli::try_parse_from([
+            "memcert", "snapshot", "--out", "b", "--python", "a:B", "--stdio", "x"
+        ])
+        .is_err());
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "certify",
+            "--baseline",
+            "base",
+            "--update-baseline",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.baseline, Some(PathBuf::from("base")));
+        assert!(a.update_baseline);
+        assert!(
+            Cli::try_parse_from(["memcert", "certify", "--update-baseline"]).is_err(),
+            "--update-baseline needs --baseline"
+        );
     }
 }

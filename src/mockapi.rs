@@ -58,6 +58,19 @@ pub enum Threads {
     Refuse,
 }
 
+impl std::str::FromStr for Threads {
+    type Err = String;
+
+    /// `accept` or `refuse`.
+    fn from_str(s: &str) -> Result<Threads, String> {
+        match s {
+            "accept" => Ok(Threads::Accept),
+            "refuse" => Ok(Threads::Refuse),
+            _ => Err(format!("{s:?}: expected accept or refuse")),
+        }
+    }
+}
+
 /// A fault the mock injects, to certify the app's own retry and failure behaviour
 /// (`--inject`). Turns count from 1, as a person reads a transcript; each session (transcript)
 /// gets the fault anew.
@@ -152,7 +165,8 @@ impl std::fmt::Display for Fault {
 }
 
 impl Fault {
-    fn turn(&self) -> usize {
+    /// The turn it hits, counted from 1.
+    pub fn turn(&self) -> usize {
         match self {
             Fault::Status { turn, .. }
             | Fault::Drop { turn, .. }
