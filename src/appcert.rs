@@ -174,12 +174,6 @@ pub fn run(
             ),
         });
     }
-    check_memory_dir(&app.memory_dir)?;
-    let mock = MockApi::start(MockConfig {
-        threads: app.threads,
-        faults: app.faults.clone(),
-    })
-    .map_err(AppError::Mock)?;
     let mut name = format!(
         "app: {} (threads {}",
         app.command,
@@ -193,8 +187,27 @@ pub fn run(
         name.push_str(&format!(", --inject {}", f.join(" ")));
     }
     name.push(')');
+    drive(app, &name, transcripts, &mut Drive::App(&words), reporter)
+}
+
+/// The run shared by [`run`] and [`serve_by_hand`]: the memory folder checked, one mock, each
+/// transcript driven and graded and reported, the mock closed, the totals (with the baseline's,
+/// when comparing).
+fn drive(
+    app: &AppConfig,
+    name: &str,
+    transcripts: &[Transcript],
+    drive: &mut Drive,
+    reporter: &mut dyn Reporter,
+) -> Result<AppRun, AppError> {
+    check_memory_dir(&app.memory_dir)?;
+    let mock = MockApi::start(MockConfig {
+        threads: app.threads,
+        faults: app.faults.clone(),
+    })
+    .map_err(AppError::Mock)?;
     reporter.event(&Event::Started {
-        target: &name,
+        target: name,
         profile: app.config.profile,
         total: transcripts.len(),
     });
@@ -205,7 +218,7 @@ pub fn run(
         if app.interrupted() {
             return Err(AppError::Interrupted);
         }
-        let (rec, log) = run_one(app, Drive::App(&words), &mock, t);
+        let (rec, log) = run_one(app, drive, &mock, t);
         if app.interrupted() {
             return Err(AppError::Interrupted);
         }
@@ -219,7 +232,7 @@ pub fn run(
     let uri = mock.uri();
     drop(mock);
     let mut summary = Summary::of(
-        name,
+        name.to_owned(),
         &app.config,
         records.iter().map(|r| (r.id.as_str(), r.verdict)),
     );
@@ -323,32 +336,13 @@ pub fn serve_by_hand(
     ready: &mut dyn FnMut(&str),
     reporter: &mut dyn Reporter,
 ) -> Result<AppRun, AppError> {
-    check_memory_dir(&app.memory_dir)?;
-    let mock = MockApi::start(MockConfig {
-        threads: app.threads,
-        faults: app.faults.clone(),
-    })
-    .map_err(AppError::Mock)?;
-    let name = "mock-api (an app driven by hand)".to_owned();
-    reporter.event(&Event::Started {
-        target: &name,
-        profile: app.config.profile,
-        total: 1,
-    });
-    let (rec, log) = run_one(app, Drive::ByHand(ready), &mock, transcript);
-    if app.interrupted() {
-        return Err(AppError::Interrupted);
-    }
-    reporter.event(&Event::CaseFinished(&rec));
-    let uri = mock.uri();
-    drop(mock);
-    let summary = Summary::of(name, &app.config, [(rec.id.as_str(), rec.verdict)]);
-    reporter.event(&Event::Finished(&summary));
-    Ok(AppRun {
-        summary,
-        mock: uri,
-        wire: vec![log],
-    })
+    drive(
+        app,
+        "mock-api (an app driven by hand)",
+        std::slice::from_ref(transcript),
+        &mut Drive::ByHand(ready),
+        reporter,
+    )
 }
 
 /// Wait until the session's final turn is served (and a little more), or the time limit.
@@ -379,7 +373,7 @@ fn runnable(program: &str) -> bool {
 
 fn run_one(
     app: &AppConfig,
-    drive: Drive,
+    drive: &mut Drive,
     mock: &MockApi,
     t: &Transcript,
 ) -> (CaseRecord, SessionLog) {
@@ -399,9 +393,7 @@ fn run_one(
             return (rec, SessionLog::default());
         }
     };
-    obs.token = sandbox.token().to_owned();
-    obs.host_paths = sandbox.host_paths();
-    obs.outside_before = sandbox.outside_unchecked();
+    obs.before_unchecked(&sandbox);
     let run_dir = sandbox.run_dir().to_string_lossy().into_owned();
     let root = sandbox.root().to_string_lossy().into_owned();
     let fill = |v: &Value| instantiate(v, run_dir.trim_start_matches('/'), &root);
@@ -442,13 +434,7 @@ fn run_one(
         .map(|l| tail(&l.path().join("stderr")))
         .unwrap_or_default();
     let log = mock.log(session);
-    obs.outside_after = sandbox.outside_unchecked();
-    obs.token_in_store = sandbox.token_in_store_unchecked();
-    obs.checked = case
-        .checks
-        .iter()
-        .map(|c| sandbox.node_unchecked(&c.path))
-        .collect();
+    obs.after_unchecked(&sandbox, &case);
     let mut missing = why_missing(&ending, &log, app.timeout, &stderr);
     let stray = mock.stray();
     if log.requests == 0 && !stray.is_empty() {
@@ -520,12 +506,7 @@ fn run_one(
         });
     }
     for f in &app.faults {
-        let turn = match f {
-            Fault::Status { turn, .. }
-            | Fault::Drop { turn, .. }
-            | Fault::Truncate { turn, .. } => *turn,
-        };
-        if turn > t.turns.len() {
+        if f.turn() > t.turns.len() {
             extra.push(Finding {
                 verdict: Verdict::Info,
                 kind: "fault-not-delivered".into(),

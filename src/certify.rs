@@ -427,9 +427,7 @@ fn run_prepared(
             return record(case, &[], obs, config, Vec::new(), started);
         }
     };
-    obs.token = sandbox.token().to_owned();
-    obs.host_paths = sandbox.host_paths();
-    obs.outside_before = sandbox.outside_unchecked();
+    obs.before_unchecked(&sandbox);
     let run = sandbox.run_dir().to_string_lossy();
     let root = sandbox.root().to_string_lossy();
     let inputs: Vec<Value> = case
@@ -514,7 +512,7 @@ fn run_prepared(
             .replies
             .push(Err(format!("reset failed: {}", explain(&e, target)))),
     }
-    obs.outside_after = sandbox.outside_unchecked();
+    obs.after_unchecked(&sandbox, case);
     for (w, before) in watched(target, config).iter().zip(watched_before) {
         let name = w
             .file_name()
@@ -529,12 +527,6 @@ fn run_prepared(
                 .insert(std::path::Path::new(&name).join(rel), node);
         }
     }
-    obs.token_in_store = sandbox.token_in_store_unchecked();
-    obs.checked = case
-        .checks
-        .iter()
-        .map(|c| sandbox.node_unchecked(&c.path))
-        .collect();
     record(case, &inputs, obs, config, Vec::new(), started)
 }
 

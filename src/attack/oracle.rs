@@ -16,7 +16,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::sandbox::{satisfies, Node, Tree};
+use super::sandbox::{satisfies, Node, Sandbox, Tree};
 use crate::protocol::ToolResult;
 use crate::suite::verdict::{grade_step, StepGrade, Verdict};
 use crate::suite::Case;
@@ -51,6 +51,34 @@ pub struct Observation {
     /// (for the `dir-size` and `link-size` redactions of `crate::baseline`; filled only when a
     /// run records or compares snapshots).
     pub listed: Vec<crate::baseline::Entries>,
+}
+
+impl Observation {
+    /// What the oracle needs from `sandbox` before the first command: the canary token, the
+    /// host path spellings, and the outside as it is.
+    ///
+    /// # Ambient authority
+    /// Walks the sandbox's run folder by host path.
+    pub fn before_unchecked(&mut self, sandbox: &Sandbox) {
+        self.token = sandbox.token().to_owned();
+        self.host_paths = sandbox.host_paths();
+        self.outside_before = sandbox.outside_unchecked();
+    }
+
+    /// What it needs after the last command: the outside again, the store files that hold the
+    /// token, and what each of `case`'s checked paths holds.
+    ///
+    /// # Ambient authority
+    /// Walks the sandbox by host path.
+    pub fn after_unchecked(&mut self, sandbox: &Sandbox, case: &Case) {
+        self.outside_after = sandbox.outside_unchecked();
+        self.token_in_store = sandbox.token_in_store_unchecked();
+        self.checked = case
+            .checks
+            .iter()
+            .map(|c| sandbox.node_unchecked(&c.path))
+            .collect();
+    }
 }
 
 /// One reason for a verdict.
