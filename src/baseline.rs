@@ -833,6 +833,20 @@ pub struct BaselineSummary {
 }
 
 impl BaselineSummary {
+    /// The totals as the reports print them: `N unchanged, N REGRESSION, N NEW, N STALE (N not
+    /// compared: race or SKIPPED; N snapshots of cases not run)`.
+    pub fn totals(&self) -> String {
+        format!(
+            "{} unchanged, {} REGRESSION, {} NEW, {} STALE ({} not compared: race or SKIPPED; {} snapshots of cases not run)",
+            self.unchanged,
+            self.regressions.len(),
+            self.new.len(),
+            self.stale.len(),
+            self.not_compared,
+            self.not_run
+        )
+    }
+
     /// No REGRESSION and no STALE snapshot.
     pub fn passed(&self) -> bool {
         self.regressions.is_empty() && self.stale.is_empty()

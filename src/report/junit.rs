@@ -21,22 +21,19 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
     for c in cases {
         let detail = details(c);
-        if let Some(reason) = &c.expected_failure {
+        let regression = match &c.baseline {
+            Some(crate::baseline::Comparison::Regression { diff, .. }) => Some(diff),
+            _ => None,
+        };
+        let plain = c.expected_failure.is_none() && regression.is_none();
+        let status = if let Some(reason) = &c.expected_failure {
             let mut status = TestCaseStatus::skipped();
             status
                 .set_type(c.verdict.as_str())
                 .set_message(format!("expected failure ({}): {reason}", c.verdict))
                 .set_description(detail.clone());
-            let mut tc = TestCase::new(c.id.clone(), status);
-            tc.set_classname(format!("memcert.{}", c.category))
-                .set_time(Duration::from_millis(c.duration_ms));
-            suites
-                .entry(c.category.as_str())
-                .or_insert_with(|| TestSuite::new(c.category.clone()))
-                .add_test_case(tc);
-            continue;
-        }
-        if let Some(crate::baseline::Comparison::Regression { diff, .. }) = &c.baseline {
+            status
+        } else if let Some(diff) = regression {
             // A changed answer fails whatever the verdict; the verdict's own evidence follows.
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status
@@ -46,38 +43,35 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
                     c.verdict
                 ))
                 .set_description(format!("{}\n{detail}", super::clip_diff(diff, 1000)));
-            let mut tc = TestCase::new(c.id.clone(), status);
-            tc.set_classname(format!("memcert.{}", c.category))
-                .set_time(Duration::from_millis(c.duration_ms));
-            suites
-                .entry(c.category.as_str())
-                .or_insert_with(|| TestSuite::new(c.category.clone()))
-                .add_test_case(tc);
-            continue;
-        }
-        let mut status = match c.verdict {
-            Verdict::Pass | Verdict::NonStrict | Verdict::Info => TestCaseStatus::success(),
-            Verdict::Skipped => TestCaseStatus::skipped(),
-            Verdict::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
-            Verdict::Fail | Verdict::Unsafe => TestCaseStatus::non_success(NonSuccessKind::Failure),
-        };
-        if !matches!(
-            c.verdict,
-            Verdict::Pass | Verdict::NonStrict | Verdict::Info
-        ) {
-            let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
             status
-                .set_type(c.verdict.as_str())
-                .set_message(format!("{} {}", c.requirement, first))
-                .set_description(detail.clone());
-        }
+        } else {
+            let mut status = match c.verdict {
+                Verdict::Pass | Verdict::NonStrict | Verdict::Info => TestCaseStatus::success(),
+                Verdict::Skipped => TestCaseStatus::skipped(),
+                Verdict::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+                Verdict::Fail | Verdict::Unsafe => {
+                    TestCaseStatus::non_success(NonSuccessKind::Failure)
+                }
+            };
+            if !matches!(
+                c.verdict,
+                Verdict::Pass | Verdict::NonStrict | Verdict::Info
+            ) {
+                let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
+                status
+                    .set_type(c.verdict.as_str())
+                    .set_message(format!("{} {}", c.requirement, first))
+                    .set_description(detail.clone());
+            }
+            status
+        };
         let mut tc = TestCase::new(c.id.clone(), status);
         tc.set_classname(format!("memcert.{}", c.category))
             .set_time(Duration::from_millis(c.duration_ms));
-        if matches!(c.verdict, Verdict::NonStrict | Verdict::Info) {
+        if plain && matches!(c.verdict, Verdict::NonStrict | Verdict::Info) {
             tc.set_system_out(format!("{}: {detail}", c.verdict));
         }
-        if let Some(crate::baseline::Comparison::New) = &c.baseline {
+        if plain && matches!(c.baseline, Some(crate::baseline::Comparison::New)) {
             tc.set_system_err("NEW: no snapshot of this case in the baseline");
         }
         suites

@@ -112,15 +112,9 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
     use crate::baseline::Comparison;
     let verdict = if b.passed() { "PASSED" } else { "FAILED" };
     let mut s = format!(
-        "\n### Baseline: **{verdict}**\n\n`{}`: {} unchanged, {} REGRESSION, {} NEW, {} STALE \
-({} not compared, {} not run)\n",
+        "\n### Baseline: **{verdict}**\n\n`{}`: {}\n",
         cell(&b.dir),
-        b.unchanged,
-        b.regressions.len(),
-        b.new.len(),
-        b.stale.len(),
-        b.not_compared,
-        b.not_run
+        b.totals()
     );
     // A job summary holds 1 MiB: diffs stop at 100 lines each and 400 KB in all.
     let mut budget = 400_000usize;
@@ -281,7 +275,7 @@ source: B01
         let (summary, cases) = crate::report::baseline_sample();
         let text = render(&summary, &cases);
         let want = "\n### Baseline: **FAILED**\n\n`base`: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE \
-(0 not compared, 2 not run)\n\n**REGRESSION** `str_replace/success`\n\n```diff\n--- baseline\n+++ actual\n\
+(0 not compared: race or SKIPPED; 2 snapshots of cases not run)\n\n**REGRESSION** `str_replace/success`\n\n```diff\n--- baseline\n+++ actual\n\
 @@ -1,5 +1,5 @@\n --- step 1 ---\n is_error: false\n content: 1 line\n-edited\n+<b>edited</b>\n --- end ---\n```\n\n\
 <details><summary>NEW, no snapshot yet (1)</summary>\n\n- `view/new`\n\n</details>\n\n\
 **STALE snapshots** (their cases no longer exist; remove the files):\n\n- `view/retired`\n";

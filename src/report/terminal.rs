@@ -221,16 +221,7 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
             ));
         }
     }
-    s.push_str(&format!(
-        "\nbaseline {}: {} unchanged, {} REGRESSION, {} NEW, {} STALE ({} not compared: race or SKIPPED; {} snapshots of cases not run)\n",
-        visible(&b.dir),
-        b.unchanged,
-        b.regressions.len(),
-        b.new.len(),
-        b.stale.len(),
-        b.not_compared,
-        b.not_run
-    ));
+    s.push_str(&format!("\nbaseline {}: {}\n", visible(&b.dir), b.totals()));
     s
 }
 
