@@ -87,10 +87,7 @@ fn assert_sdk_matches(target: &mut dyn Target, profile: Profile, cases: &[Case],
 
 #[test]
 fn python_sdk_answers_match_their_baseline() {
-    let (_dir, mut t) = common::python_target(
-        "anthropic.tools:BetaLocalFilesystemMemoryTool",
-        Duration::from_secs(20),
-    );
+    let (_dir, mut t) = common::python_target(common::PYTHON_SDK_HANDLER, Duration::from_secs(20));
     assert_sdk_matches(&mut t, Profile::PythonSdk, &hand_written(&[]), "python-sdk");
 }
 
@@ -98,8 +95,7 @@ fn python_sdk_answers_match_their_baseline() {
 fn typescript_sdk_answers_match_their_baseline() {
     // The TypeScript runner runs a turn's calls concurrently: which of two edits wins is timing
     // (batch/create-twice, batch/two-edits-one-file), so batch cases are not in its baseline.
-    let (_dir, mut t) =
-        common::node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let (_dir, mut t) = common::node_target(common::TYPESCRIPT_SDK_HANDLER);
     let cases = hand_written(&["batch/*"]);
     assert_sdk_matches(&mut t, Profile::TypescriptSdk, &cases, "typescript-sdk");
 }
@@ -224,11 +220,12 @@ fn the_reworded_python_handler_fails_the_cli_run_with_the_regressions_in_every_r
     let python = common::python();
     let out = tempfile::tempdir().unwrap();
     let file = |name: &str| out.path().join(name).to_string_lossy().into_owned();
-    let (code, stdout, stderr) = memcert(
-        &[
+    // The same run for the reworded handler and the pinned one it rewords.
+    let certify = |spec: &str, reports: &[&str]| {
+        let mut args = vec![
             "certify",
             "--python",
-            "fixtures/handlers/reworded.py:RewordedMemoryTool",
+            spec,
             "--python-exe",
             &python,
             "--profile",
@@ -241,16 +238,24 @@ fn the_reworded_python_handler_fails_the_cli_run_with_the_regressions_in_every_r
             "view/*",
             "--baseline",
             "fixtures/baselines/python-sdk",
+        ];
+        args.extend(reports);
+        memcert(&args, None)
+    };
+    let (json_f, xml_f, md_f, html_f) =
+        (file("r.json"), file("r.xml"), file("r.md"), file("r.html"));
+    let (code, stdout, stderr) = certify(
+        "fixtures/handlers/reworded.py:RewordedMemoryTool",
+        &[
             "--report-json",
-            &file("r.json"),
+            &json_f,
             "--junit",
-            &file("r.xml"),
+            &xml_f,
             "--markdown",
-            &file("r.md"),
+            &md_f,
             "--html",
-            &file("r.html"),
+            &html_f,
         ],
-        None,
     );
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     let affected = [
@@ -293,27 +298,10 @@ fn the_reworded_python_handler_fails_the_cli_run_with_the_regressions_in_every_r
     assert!(html.contains(&format!("<del>{removed}</del>")));
     assert!(html.contains(&format!("<ins>{added}</ins>")));
 
-    // The pinned SDK handler itself, the wording restored: passes.
-    let (code, stdout, _) = memcert(
-        &[
-            "certify",
-            "--python",
-            "anthropic.tools:BetaLocalFilesystemMemoryTool",
-            "--python-exe",
-            &python,
-            "--profile",
-            "python-sdk",
-            "--level",
-            "quick",
-            "--cases",
-            "str_replace/*",
-            "--baseline",
-            "fixtures/baselines/python-sdk",
-        ],
-        None,
-    );
+    // The pinned SDK handler itself, the wording restored, on the same cases: passes.
+    let (code, stdout, _) = certify(common::PYTHON_SDK_HANDLER, &[]);
     assert!(
-        stdout.contains("baseline: PASSED (14 unchanged, 0 NEW)\n"),
+        stdout.contains("baseline: PASSED (39 unchanged, 0 NEW)\n"),
         "{stdout}"
     );
     assert_eq!(code, 0);
@@ -580,7 +568,7 @@ fn the_same_handler_on_tmpfs_and_on_disk_gives_identical_snapshots() {
             "typescript-sdk",
             vec![
                 "--node",
-                "@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool",
+                common::TYPESCRIPT_SDK_HANDLER,
                 "--node-path",
                 &node_path,
                 "--level",

@@ -289,7 +289,7 @@ fn python_sdk_expected_here() -> BTreeMap<&'static str, Verdict> {
 #[test]
 fn python_sdk_handler_gets_exactly_the_expected_verdicts() {
     for spec in [
-        "anthropic.tools:BetaLocalFilesystemMemoryTool",
+        PYTHON_SDK_HANDLER,
         "anthropic.tools:BetaAsyncLocalFilesystemMemoryTool",
     ] {
         let (_dir, mut t) = python_target(spec, Duration::from_secs(20));
@@ -448,7 +448,7 @@ fn binary_exit_codes_and_json_report() {
     let out = memcert(&[
         "certify",
         "--python",
-        "anthropic.tools:BetaLocalFilesystemMemoryTool",
+        PYTHON_SDK_HANDLER,
         "--python-exe",
         &py,
         "--profile",
@@ -687,7 +687,7 @@ fn the_python_sdk_is_certified_with_its_expected_failures_listed() {
     let out = memcert(&[
         "certify",
         "--python",
-        "anthropic.tools:BetaLocalFilesystemMemoryTool",
+        PYTHON_SDK_HANDLER,
         "--python-exe",
         &py,
         "--profile",
@@ -811,7 +811,7 @@ fn expected_failures_excuse_known_faults_and_cannot_go_stale() {
         let mut args = vec![
             "certify",
             "--python",
-            "anthropic.tools:BetaLocalFilesystemMemoryTool",
+            PYTHON_SDK_HANDLER,
             "--python-exe",
             &py,
             "--profile",
@@ -1070,8 +1070,7 @@ fn typescript_sdk_expected_here() -> BTreeMap<&'static str, Verdict> {
 
 #[test]
 fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
-    let (_dir, mut t) =
-        node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let (_dir, mut t) = node_target(TYPESCRIPT_SDK_HANDLER);
     let mut v = run(&mut t, Profile::TypescriptSdk, &[]);
     assert_eq!(v.len(), catalog::all().len() - races());
     // Two concurrent creates of one path: which one wins depends on timing (mostly the first;
@@ -1095,8 +1094,7 @@ fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
 
 #[test]
 fn typescript_sdk_payload_cases_at_the_standard_level() {
-    let (_dir, mut t) =
-        node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let (_dir, mut t) = node_target(TYPESCRIPT_SDK_HANDLER);
     let v = run_payloads(&mut t, Profile::TypescriptSdk, RunLevel::Standard);
     // The TS SDK puts the host path in the errors of a NUL byte and of over-long names (§3,
     // host-path disclosure): UNSAFE in every field.

@@ -97,29 +97,6 @@ fn verdicts(records: &[CaseRecord]) -> BTreeMap<String, Verdict> {
     records.iter().map(|r| (r.id.clone(), r.verdict)).collect()
 }
 
-/// Every shipped transcript with the stock Python SDK app: NON-STRICT for the `/memories`
-/// prefix without a separator (§3 P-1), INFO for backslash and percent-encoded names taken
-/// literally inside the store (B19, B21), as the catalog grades them. Measured the same in all
-/// four modes (docs/transcripts.md); asserted here threaded, not streaming (the binary test and
-/// `python_sdk_threads_send_only_new_results` share it out).
-const PYTHON_SDK_ALL: [(&str, Verdict); 15] = [
-    ("app/create-edit-insert-view", Verdict::Pass),
-    ("app/create-view", Verdict::Pass),
-    ("app/delete-file-and-folder", Verdict::Pass),
-    ("app/edit-steps", Verdict::Pass),
-    ("app/insert-top-and-end", Verdict::Pass),
-    ("app/one-turn-dependent", Verdict::Pass),
-    ("app/one-turn-independent", Verdict::Pass),
-    ("app/prefix-confusion", Verdict::NonStrict),
-    ("app/rename-steps", Verdict::Pass),
-    ("app/str-replace-refused", Verdict::Pass),
-    ("app/symlink-outside", Verdict::Pass),
-    ("app/traversal-refused", Verdict::Pass),
-    ("app/traversal-variants", Verdict::Info),
-    ("app/two-tool-uses", Verdict::Pass),
-    ("app/view-range", Verdict::Pass),
-];
-
 /// The transcripts every mode runs (the CI bound of issue 5: about 4 transcripts x 4 modes per
 /// SDK): a four-step edit, one turn of dependent calls, planted links to the outside, and
 /// traversal variants. The other transcripts run once, in `binary_certifies_the_python_sdk_app`
@@ -131,24 +108,14 @@ const BOUNDED: [&str; 4] = [
     "traversal-variants",
 ];
 
-/// [`BOUNDED`] with the Python SDK app, in every mode: the runner calls one turn's tools in
-/// order, so the view after a create in the same turn sees the file.
-const PYTHON_SDK_BOUNDED: [(&str, Verdict); 4] = [
-    ("app/create-edit-insert-view", Verdict::Pass),
-    ("app/one-turn-dependent", Verdict::Pass),
-    ("app/symlink-outside", Verdict::Pass),
-    ("app/traversal-variants", Verdict::Info),
-];
-
-/// [`BOUNDED`] with the TypeScript SDK app, in every mode: its runner calls one turn's tools
-/// concurrently (`Promise.all`), so the view after a create in the same turn answers "does not
-/// exist" (NON-STRICT, a SHOULD transcript; 3/3 in the wire notes, every run here).
-const TYPESCRIPT_SDK_BOUNDED: [(&str, Verdict); 4] = [
-    ("app/create-edit-insert-view", Verdict::Pass),
-    ("app/one-turn-dependent", Verdict::NonStrict),
-    ("app/symlink-outside", Verdict::Pass),
-    ("app/traversal-variants", Verdict::Info),
-];
+/// The verdicts of `ids` (transcript ids) with `profile`'s stock handler: the shared table of
+/// `common::transcript_verdicts`, which the apps give in every mode.
+fn expected(profile: Profile, ids: &[&str]) -> BTreeMap<String, Verdict> {
+    let mut all = transcript_verdicts(profile);
+    all.retain(|id, _| ids.iter().any(|t| id == &format!("app/{t}")));
+    assert_eq!(all.len(), ids.len());
+    all
+}
 
 /// The stdio certifier's verdicts for the same transcripts (`Transcript::to_case`) against the
 /// same stock handler behind its adapter, which calls it as the SDK runner does (a one-turn
@@ -161,20 +128,8 @@ fn assert_agrees_with_stdio(profile: Profile, app: &[CaseRecord]) {
         .map(Transcript::to_case)
         .filter(|c| ids.contains(&c.id))
         .collect();
-    let stdio = match profile {
-        Profile::PythonSdk => {
-            let (_dir, mut t) = python_target(
-                "anthropic.tools:BetaLocalFilesystemMemoryTool",
-                Duration::from_secs(20),
-            );
-            run_cases(&mut t, profile, &cases)
-        }
-        _ => {
-            let (_dir, mut t) =
-                node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
-            run_cases(&mut t, profile, &cases)
-        }
-    };
+    let (_dir, mut t) = sdk_target(profile);
+    let stdio = run_cases(&mut t, profile, &cases);
     assert_eq!(
         verdicts(&stdio),
         verdicts(app),
@@ -254,7 +209,7 @@ fn binary_certifies_the_python_sdk_app() {
             )
         })
         .collect();
-    let mut expected = want(PYTHON_SDK_ALL);
+    let mut expected = transcript_verdicts(Profile::PythonSdk);
     expected.retain(|id, _| !BOUNDED.iter().any(|b| id == &format!("app/{b}")));
     assert_eq!(expected.len(), 11);
     assert_eq!(got, expected);
@@ -263,58 +218,75 @@ fn binary_certifies_the_python_sdk_app() {
     assert!(!scratch.path().join("run").exists());
 }
 
-/// Every conversation threaded (only new tool_results after the first turn), streamed or not
-/// as asked, finished, with nothing malformed or noted.
-fn assert_threaded(out: &AppRun, streamed: bool) {
+/// How the runner talked to the mock.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// Server-side threads (the SDKs' default): after the first turn only the new tool_results.
+    Threaded,
+    /// `thread: false` from the start: full history every turn, no `thread` field.
+    Unthreaded,
+    /// Threads refused by the mock (`thread_unsupported_request`): full history after it.
+    Refused,
+}
+
+/// Run [`BOUNDED`] through `profile`'s SDK app in one mode and assert: the exact verdicts; every
+/// conversation in that mode, streamed or not as asked, finished, with nothing malformed or
+/// noted; and that the stdio certifier agrees case by case and step by step.
+fn check_mode(profile: Profile, mode: Mode, stream: bool) -> AppRun {
+    let args = [
+        if stream { "--stream" } else { "" },
+        if matches!(mode, Mode::Unthreaded) {
+            "--no-thread"
+        } else {
+            ""
+        },
+    ]
+    .join(" ");
+    let threads = if matches!(mode, Mode::Refused) {
+        Threads::Refuse
+    } else {
+        Threads::Accept
+    };
+    let (_dir, cmd) = match profile {
+        Profile::PythonSdk => (None, app(&args)),
+        _ => {
+            let (dir, cmd) = node_app(&args);
+            (Some(dir), cmd)
+        }
+    };
+    let (recs, out) = run_as(&cmd, profile, &BOUNDED, threads, Duration::from_secs(60));
+    assert_eq!(verdicts(&recs), expected(profile, &BOUNDED));
     assert!(!out.wire.is_empty());
     for w in &out.wire {
-        assert!(
-            w.threaded && !w.full_history && w.streamed == streamed,
-            "{w:?}"
+        let (threaded, full_history, refused) = match mode {
+            Mode::Threaded => (true, false, false),
+            Mode::Unthreaded => (false, true, false),
+            Mode::Refused => (true, true, true),
+        };
+        assert_eq!(
+            (
+                w.threaded,
+                w.full_history,
+                w.threads_refused > 0,
+                w.streamed
+            ),
+            (threaded, full_history, refused, stream),
+            "{mode:?}: {w:?}"
         );
         assert!(
             w.finished && w.malformed.is_empty() && w.notes.is_empty(),
             "{w:?}"
         );
     }
-}
-
-/// Every conversation unthreaded from the start (full history, no `thread` field, nothing
-/// refused), not streamed, finished, with nothing malformed or noted.
-fn assert_unthreaded(out: &AppRun) {
-    assert!(!out.wire.is_empty());
-    for w in &out.wire {
-        assert!(
-            !w.threaded && w.full_history && !w.streamed && w.threads_refused == 0,
-            "{w:?}"
-        );
-        assert!(
-            w.finished && w.malformed.is_empty() && w.notes.is_empty(),
-            "{w:?}"
-        );
-    }
-}
-
-/// Every conversation streamed, had its thread refused and went on in full history, finished,
-/// with nothing malformed.
-fn assert_full_history_fallback(out: &AppRun) {
-    assert!(!out.wire.is_empty());
-    for w in &out.wire {
-        assert!(
-            w.streamed && w.full_history && w.threads_refused >= 1,
-            "{w:?}"
-        );
-        assert!(w.finished && w.malformed.is_empty(), "{w:?}");
-    }
+    assert_agrees_with_stdio(profile, &recs);
+    out
 }
 
 /// Threaded, not streaming (the SDK's default): after the first turn only the new
-/// tool_results are sent.
+/// tool_results are sent; the transcript's first message reaches the app.
 #[test]
 fn python_sdk_threads_send_only_new_results() {
-    let (recs, out) = run(&app(""), &BOUNDED, Threads::Accept, Duration::from_secs(60));
-    assert_eq!(verdicts(&recs), want(PYTHON_SDK_BOUNDED));
-    assert_threaded(&out, false);
+    let out = check_mode(Profile::PythonSdk, Mode::Threaded, false);
     for (w, t) in out.wire.iter().zip(transcripts(&BOUNDED)) {
         assert_eq!(
             w.user.as_deref(),
@@ -322,97 +294,43 @@ fn python_sdk_threads_send_only_new_results() {
             "the transcript's first message reaches the app as MEMCERT_USER_MESSAGE"
         );
     }
-    assert_agrees_with_stdio(Profile::PythonSdk, &recs);
 }
 
-/// Threaded and streaming.
 #[test]
 fn python_sdk_streaming_threaded() {
-    let (recs, out) = run(
-        &app("--stream"),
-        &BOUNDED,
-        Threads::Accept,
-        Duration::from_secs(60),
-    );
-    assert_eq!(verdicts(&recs), want(PYTHON_SDK_BOUNDED));
-    assert_threaded(&out, true);
-    assert_agrees_with_stdio(Profile::PythonSdk, &recs);
+    check_mode(Profile::PythonSdk, Mode::Threaded, true);
 }
 
-/// Unthreaded from the start (`thread=False`), not streaming: full history every turn.
 #[test]
 fn python_sdk_unthreaded() {
-    let (recs, out) = run(
-        &app("--no-thread"),
-        &BOUNDED,
-        Threads::Accept,
-        Duration::from_secs(60),
-    );
-    assert_eq!(verdicts(&recs), want(PYTHON_SDK_BOUNDED));
-    assert_unthreaded(&out);
-    assert_agrees_with_stdio(Profile::PythonSdk, &recs);
+    check_mode(Profile::PythonSdk, Mode::Unthreaded, false);
 }
 
-/// Streaming, with threads refused: the runner falls back to full history.
 #[test]
 fn python_sdk_streaming_with_threads_refused() {
-    let (recs, out) = run(
-        &app("--stream"),
-        &BOUNDED,
-        Threads::Refuse,
-        Duration::from_secs(60),
-    );
-    assert_eq!(verdicts(&recs), want(PYTHON_SDK_BOUNDED));
-    assert_full_history_fallback(&out);
-    assert_agrees_with_stdio(Profile::PythonSdk, &recs);
+    check_mode(Profile::PythonSdk, Mode::Refused, true);
 }
 
-fn run_node(args: &str, threads: Threads) -> (Vec<CaseRecord>, AppRun) {
-    let (_dir, cmd) = node_app(args);
-    run_as(
-        &cmd,
-        Profile::TypescriptSdk,
-        &BOUNDED,
-        threads,
-        Duration::from_secs(60),
-    )
-}
-
-/// The TypeScript SDK app, threaded (its default), not streaming: only new tool_results are
-/// sent after the first turn.
+/// The TypeScript SDK app: as Python, but its runner calls one turn's tools concurrently, so
+/// `one-turn-dependent` is NON-STRICT in every mode.
 #[test]
 fn typescript_sdk_app_threaded() {
-    let (recs, out) = run_node("", Threads::Accept);
-    assert_eq!(verdicts(&recs), want(TYPESCRIPT_SDK_BOUNDED));
-    assert_threaded(&out, false);
-    assert_agrees_with_stdio(Profile::TypescriptSdk, &recs);
+    check_mode(Profile::TypescriptSdk, Mode::Threaded, false);
 }
 
-/// The TypeScript SDK app, threaded and streaming.
 #[test]
 fn typescript_sdk_app_streaming_threaded() {
-    let (recs, out) = run_node("--stream", Threads::Accept);
-    assert_eq!(verdicts(&recs), want(TYPESCRIPT_SDK_BOUNDED));
-    assert_threaded(&out, true);
-    assert_agrees_with_stdio(Profile::TypescriptSdk, &recs);
+    check_mode(Profile::TypescriptSdk, Mode::Threaded, true);
 }
 
-/// The TypeScript SDK app unthreaded from the start (`thread: false`), not streaming.
 #[test]
 fn typescript_sdk_app_unthreaded() {
-    let (recs, out) = run_node("--no-thread", Threads::Accept);
-    assert_eq!(verdicts(&recs), want(TYPESCRIPT_SDK_BOUNDED));
-    assert_unthreaded(&out);
-    assert_agrees_with_stdio(Profile::TypescriptSdk, &recs);
+    check_mode(Profile::TypescriptSdk, Mode::Unthreaded, false);
 }
 
-/// The TypeScript SDK app streaming, with threads refused: full history.
 #[test]
 fn typescript_sdk_app_streaming_with_threads_refused() {
-    let (recs, out) = run_node("--stream", Threads::Refuse);
-    assert_eq!(verdicts(&recs), want(TYPESCRIPT_SDK_BOUNDED));
-    assert_full_history_fallback(&out);
-    assert_agrees_with_stdio(Profile::TypescriptSdk, &recs);
+    check_mode(Profile::TypescriptSdk, Mode::Refused, true);
 }
 
 /// A planted flaw caught end to end: the app runs a handler that joins `..` paths naively.

@@ -68,10 +68,7 @@ fn the_reference_never_leaks_and_the_sdks_are_caught() {
     // on 5 to 7 of 8; a run under a load spike leaked in 3 of the 7), so no single case is
     // asserted UNSAFE; every case is UNSAFE or PASS, and a run where none leaks is a regression
     // of the harness.
-    let (_dir, mut t) = python_target(
-        "anthropic.tools:BetaLocalFilesystemMemoryTool",
-        Duration::from_secs(20),
-    );
+    let (_dir, mut t) = python_target(PYTHON_SDK_HANDLER, Duration::from_secs(20));
     let v = verdicts(&mut t, Profile::PythonSdk);
     assert_eq!(v.len(), ids.len());
     assert!(
@@ -85,8 +82,7 @@ fn the_reference_never_leaks_and_the_sdks_are_caught() {
     // leak dozens of times per run (20 to 133 of 400), so they are UNSAFE every time. Views and
     // edits leaked on every run measured too, and so did the delete and the rename out of it,
     // but those two can leak only once per run (the outside file is then gone): UNSAFE or PASS.
-    let (_dir, mut t) =
-        node_target("@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool");
+    let (_dir, mut t) = node_target(TYPESCRIPT_SDK_HANDLER);
     let v = verdicts(&mut t, Profile::TypescriptSdk);
     assert_eq!(v.len(), ids.len());
     for (id, verdict) in &v {
