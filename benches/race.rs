@@ -110,7 +110,6 @@ fn case(inputs: &[Value]) -> Case {
             })
             .collect(),
         checks: Vec::new(),
-        batch: false,
         turns: Vec::new(),
         race: Some(Race {
             a: "/memories/real".into(),

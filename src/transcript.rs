@@ -364,11 +364,6 @@ impl Transcript {
             .flat_map(|(i, t)| t.tool_use.iter().map(move |u| (i, u)))
     }
 
-    /// How many turns hold `tool_use` blocks.
-    pub fn tool_turns(&self) -> usize {
-        self.turns.iter().filter(|t| !t.tool_use.is_empty()).count()
-    }
-
     /// The transcript as a catalog case: one step per `tool_use`, in order; setup and checks
     /// mapped to their catalog forms (a failed check is FAIL); the turns kept as
     /// [`Case::turns`] when one holds several calls (each such turn is sent together, like a
@@ -418,7 +413,6 @@ impl Transcript {
                 })
                 .collect(),
             race: None,
-            batch: false,
             turns: {
                 let sizes: Vec<usize> = self
                     .turns
@@ -462,7 +456,7 @@ mod tests {
         assert_eq!(c.id, "app/x");
         assert_eq!(c.steps.len(), 1);
         assert_eq!(c.level, Level::Must);
-        assert!(!c.batch && c.turns.is_empty());
+        assert!(c.turns.is_empty());
         assert_eq!(c.turn_sizes(), [1]);
     }
 

@@ -240,26 +240,20 @@ pub struct Case {
     /// A concurrent swap the harness runs while the steps are sent (TOCTOU cases).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<Race>,
-    /// The steps are one assistant turn with several `tool_use` blocks, sent together
-    /// (`Target::call_batch`); each reply is still graded by its own step.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub batch: bool,
-    /// How the steps group into assistant turns, as sizes in order (a transcript's turns,
-    /// `crate::transcript`): each turn of several steps is sent together like a batch, the others
-    /// one by one. Empty: one turn of all steps when `batch`, else one step per turn.
+    /// How the steps group into assistant turns, as sizes in order: a turn of several steps
+    /// is sent together (`Target::call_batch`; a batch case is one such turn, a transcript keeps
+    /// its turns), each reply still graded by its own step. Empty: one step per turn.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub turns: Vec<usize>,
 }
 
 impl Case {
-    /// The steps' turns as sizes: [`Case::turns`], or what `batch` says.
+    /// The steps' turns as sizes: [`Case::turns`], or one step per turn.
     pub fn turn_sizes(&self) -> Vec<usize> {
-        if !self.turns.is_empty() {
-            self.turns.clone()
-        } else if self.batch {
-            vec![self.steps.len()]
-        } else {
+        if self.turns.is_empty() {
             vec![1; self.steps.len()]
+        } else {
+            self.turns.clone()
         }
     }
 }

@@ -57,23 +57,25 @@ pub fn all() -> Vec<Case> {
     v
 }
 
-/// Builder for one case literal.
-pub(crate) struct B(Case);
+/// Builder for one case literal; the flag says the steps are one turn ([`B::batch`]).
+pub(crate) struct B(Case, bool);
 
 impl B {
     pub(crate) fn new(id: &str, level: Level, requirement: &str, source: &[&str]) -> B {
-        B(Case {
-            id: id.to_owned(),
-            source: source.iter().map(|s| s.to_string()).collect(),
-            requirement: requirement.to_owned(),
-            level,
-            setup: Vec::new(),
-            steps: Vec::new(),
-            checks: Vec::new(),
-            race: None,
-            batch: false,
-            turns: Vec::new(),
-        })
+        B(
+            Case {
+                id: id.to_owned(),
+                source: source.iter().map(|s| s.to_string()).collect(),
+                requirement: requirement.to_owned(),
+                level,
+                setup: Vec::new(),
+                steps: Vec::new(),
+                checks: Vec::new(),
+                race: None,
+                turns: Vec::new(),
+            },
+            false,
+        )
     }
     pub(crate) fn must(id: &str, requirement: &str, source: &[&str]) -> B {
         B::new(id, Level::Must, requirement, source)
@@ -161,10 +163,13 @@ impl B {
     }
     /// Send the steps as one assistant turn (a batch).
     pub(crate) fn batch(mut self) -> B {
-        self.0.batch = true;
+        self.1 = true;
         self
     }
-    pub(crate) fn done(self) -> Case {
+    pub(crate) fn done(mut self) -> Case {
+        if self.1 {
+            self.0.turns = vec![self.0.steps.len()];
+        }
         self.0
     }
 }
