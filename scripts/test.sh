@@ -24,10 +24,10 @@ cargo fmt --all -- --check
 
 echo "==> cargo test"
 # Snapshots are never written here: review changes with `cargo insta review`.
-INSTA_UPDATE=no cargo test --locked
+INSTA_UPDATE=no cargo test --workspace --locked
 
 echo "==> benches compile (not run)"
-cargo bench --no-run --locked --quiet
+cargo bench --workspace --no-run --locked --quiet
 
 if [ "${MEMCERT_SKIP_FUZZ:-}" = 1 ]; then
   echo "==> cargo fuzz smoke skipped (MEMCERT_SKIP_FUZZ=1)"

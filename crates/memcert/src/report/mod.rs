@@ -1,0 +1,236 @@
+//! Reporters: consumers of `certify::Event`s. They read events, never a target.
+//!
+//! - [`terminal`]: progress on stderr, then a summary a person reads (worst cases first);
+//! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
+//! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
+//! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
+//! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`);
+//! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`.
+//!
+//! The live progress line on stderr (indicatif) is the binary's, in `memcert-cli`.
+
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod snapshots;
+pub mod terminal;
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use crate::certify::CaseRecord;
+use crate::suite::verdict::Verdict;
+
+/// The verdict columns of every per-category table, in report order.
+pub const COLUMNS: [Verdict; 7] = [
+    Verdict::Pass,
+    Verdict::NonStrict,
+    Verdict::Info,
+    Verdict::Fail,
+    Verdict::Unsafe,
+    Verdict::Error,
+    Verdict::Skipped,
+];
+
+/// Cases per category (first id segment) and verdict, categories sorted.
+pub fn by_category(cases: &[CaseRecord]) -> BTreeMap<&str, BTreeMap<Verdict, usize>> {
+    let mut by: BTreeMap<&str, BTreeMap<Verdict, usize>> = BTreeMap::new();
+    for c in cases {
+        *by.entry(c.category.as_str())
+            .or_default()
+            .entry(c.verdict)
+            .or_default() += 1;
+    }
+    by
+}
+
+/// Fail when a report could not be written at `path` (its folder missing or read-only), without
+/// touching a report already there.
+///
+/// # Errors
+/// The I/O error of creating a temporary file beside `path`.
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    tempfile::NamedTempFile::new_in(folder_of(path)).map(drop)
+}
+
+/// The first `max` lines of a diff, and a line saying how many more were left out (they are all
+/// in the JSON report); the whole diff when it is short enough.
+pub(crate) fn clip_diff(diff: &str, max: usize) -> String {
+    let total = diff.lines().count();
+    if total <= max {
+        return diff.to_owned();
+    }
+    let mut out: String = diff.lines().take(max).flat_map(|l| [l, "\n"]).collect();
+    out.push_str(&format!(
+        "... {} more diff lines (the whole diff is in --report-json)\n",
+        total - max
+    ));
+    out
+}
+
+/// Write `text` to `path` through a temporary file in the same folder and a rename, so a reader
+/// never sees half a report.
+pub fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut tmp = tempfile::NamedTempFile::new_in(folder_of(path))?;
+    tmp.write_all(text.as_bytes())?;
+    // A replaced report keeps its mode; a new one is 0644 like any file a tool writes (the
+    // temp file is 0600).
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o644);
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    tmp.persist(path).map(drop).map_err(|e| e.error)
+}
+
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// A reporter that keeps every case and writes one file, rendered by `render`, when the run
+/// finishes; the write error, if any, is kept for the caller.
+pub struct FileReport {
+    path: std::path::PathBuf,
+    render: fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String,
+    cases: Vec<crate::certify::CaseRecord>,
+    /// The error of writing the file.
+    pub error: Option<io::Error>,
+}
+
+impl FileReport {
+    /// A report written to `path` with `render`.
+    pub fn new(
+        path: std::path::PathBuf,
+        render: fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String,
+    ) -> Self {
+        FileReport {
+            path,
+            render,
+            cases: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The file this report goes to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl crate::certify::Reporter for FileReport {
+    fn event(&mut self, event: &crate::certify::Event<'_>) {
+        use crate::certify::Event;
+        match event {
+            Event::Started { .. } => self.cases.clear(),
+            Event::CaseFinished(r) => self.cases.push((*r).clone()),
+            Event::Finished(summary) => {
+                if let Err(e) = write_atomic(&self.path, &(self.render)(summary, &self.cases)) {
+                    self.error = Some(e);
+                }
+            }
+        }
+    }
+}
+
+/// A case record for the report tests: requirement `R MUST hold.`, source `B01`, MUST, no
+/// findings or steps, 1 ms; tests override what they need with `..test_record(id, verdict)`.
+#[cfg(test)]
+pub(crate) fn test_record(
+    id: &str,
+    verdict: crate::suite::verdict::Verdict,
+) -> crate::certify::CaseRecord {
+    crate::certify::CaseRecord {
+        id: id.into(),
+        category: id.split('/').next().unwrap_or("").into(),
+        requirement: "R MUST hold.".into(),
+        source: vec!["B01".into()],
+        level: crate::suite::Level::Must,
+        verdict,
+        expected_failure: None,
+        findings: vec![],
+        steps: vec![],
+        duration_ms: 1,
+        snapshot: None,
+        baseline: None,
+    }
+}
+
+/// A run compared with a baseline, for the report tests: `view/missing` PASS and unchanged,
+/// `str_replace/success` PASS and a REGRESSION (one line changed, with markup in it), `view/new`
+/// PASS and NEW; one STALE snapshot, `view/retired`.
+#[cfg(test)]
+pub(crate) fn baseline_sample() -> (crate::certify::Summary, Vec<crate::certify::CaseRecord>) {
+    use crate::baseline::{BaselineSummary, Comparison};
+    let with = |id: &str, c: Comparison| crate::certify::CaseRecord {
+        baseline: Some(c),
+        ..test_record(id, Verdict::Pass)
+    };
+    let cases = vec![
+        with("view/missing", Comparison::Unchanged),
+        with(
+            "str_replace/success",
+            Comparison::Regression {
+                diff: crate::baseline::diff(
+                    "--- step 1 ---\nis_error: false\ncontent: 1 line\nedited\n--- end ---\n",
+                    "--- step 1 ---\nis_error: false\ncontent: 1 line\n<b>edited</b>\n--- end ---\n",
+                ),
+                input_changed: false,
+            },
+        ),
+        with("view/new", Comparison::New),
+    ];
+    let mut summary = crate::certify::Summary::of(
+        "t".into(),
+        &crate::certify::Config::default(),
+        cases.iter().map(|c| (c.id.as_str(), c.verdict)),
+    );
+    summary.baseline = Some(BaselineSummary {
+        dir: "base".into(),
+        unchanged: 1,
+        regressions: vec!["str_replace/success".into()],
+        new: vec!["view/new".into()],
+        stale: vec!["view/retired".into()],
+        not_compared: 0,
+        not_run: 2,
+    });
+    (summary, cases)
+}
+
+#[cfg(test)]
+mod baseline_tests {
+    #[test]
+    fn a_failed_baseline_fails_the_run_even_when_certified() {
+        let (mut summary, _) = super::baseline_sample();
+        assert!(summary.certified);
+        assert!(!summary.passed());
+        let b = summary.baseline.as_mut().unwrap();
+        b.regressions.clear();
+        assert!(!summary.passed(), "STALE fails too");
+        summary.baseline.as_mut().unwrap().stale.clear();
+        assert!(summary.passed(), "NEW does not");
+    }
+}
+
+#[cfg(test)]
+mod write_tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn a_new_report_is_0644_and_a_replaced_one_keeps_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.md");
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        super::write_atomic(&p, "a").unwrap();
+        assert_eq!(mode(&p), 0o644);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        super::write_atomic(&p, "b").unwrap();
+        assert_eq!(mode(&p), 0o640);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "b");
+    }
+}

@@ -1,0 +1,123 @@
+//! How the certifier reaches a handler under test.
+//!
+//! A [`Target`] gets a fresh handler over a fresh directory before each case ([`Target::reset`])
+//! and answers commands ([`Target::call`]). A failure to get an answer is a [`TargetError`]: the
+//! case is ERROR, never FAIL, so a broken harness is told apart from a broken handler.
+//!
+//! - [`inproc::InProcess`]: any [`crate::handler::Handler`] built by a closure, in this process
+//!   (the built-in reference handler is one);
+//! - [`stdio::Stdio`]: a handler process speaking stdio protocol v1 (`docs/protocol.md`);
+//! - [`python::adapter_command`]: a Python `BetaAbstractMemoryTool` subclass behind the
+//!   embedded adapter, over [`stdio::Stdio`];
+//! - [`node::adapter_command`]: a TypeScript SDK memory handler behind the embedded Node
+//!   adapter, over [`stdio::Stdio`].
+
+pub mod inproc;
+pub mod node;
+pub mod python;
+pub mod stdio;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::protocol::ToolResult;
+
+/// The last five non-empty lines of a handler's (or app's) stderr, joined with ` | `: the
+/// one-line tail reports quote.
+pub fn last_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+/// Why a target gave no answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetError {
+    /// The handler process could not be started.
+    #[error("cannot start the handler `{command}`")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The handler refused the hello or reset, or broke the protocol.
+    #[error("{0}")]
+    Protocol(String),
+    /// No answer within the time limit; the process was killed.
+    #[error("no answer within {0:?}; the handler was stopped and will be restarted")]
+    Timeout(Duration),
+    /// The process exited.
+    #[error("the handler exited ({status}); stderr ends with: {stderr}")]
+    Exited {
+        /// Exit status in words.
+        status: String,
+        /// Last lines of its stderr.
+        stderr: String,
+    },
+    /// A line that is not a JSON answer.
+    #[error("the handler answered with a line that is not protocol JSON: {0}")]
+    BadJson(String),
+    /// An I/O error on the harness side.
+    #[error("harness I/O error")]
+    Io(#[from] std::io::Error),
+}
+
+/// Something the certifier can run cases against.
+pub trait Target {
+    /// One line naming the handler, for reports.
+    fn describe(&self) -> String;
+
+    /// Start over with a fresh handler whose store root is `memories_dir` (= `base_dir/memories`).
+    ///
+    /// # Errors
+    /// [`TargetError`] when no handler can be made; the case is ERROR.
+    fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError>;
+
+    /// Send one `tool_use` input and wait for the `tool_result`.
+    ///
+    /// # Errors
+    /// [`TargetError`] when no answer came; the case is ERROR.
+    fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError>;
+
+    /// Send the `tool_use` inputs of one assistant turn together, as a tool runner does (the
+    /// TypeScript runner runs them concurrently, the Python runner in order); the replies come
+    /// in input order. The default sends them one by one, in order.
+    ///
+    /// # Errors
+    /// As [`Target::call`], for the first call that gets no answer.
+    fn call_batch(&mut self, inputs: &[Value]) -> Result<Vec<ToolResult>, TargetError> {
+        inputs.iter().map(|i| self.call(i)).collect()
+    }
+
+    /// Host folders this handler may not write to either (an external handler's HOME and
+    /// TMPDIR): the runner compares them before and after each case like the sandbox outside
+    /// the root.
+    fn watched(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
+    /// The last bytes the handler wrote to stderr (external handlers), for ERROR reasons.
+    fn stderr_tail(&self) -> String {
+        String::new()
+    }
+
+    /// Stop the handler (end of run).
+    fn shutdown(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn last_lines_keeps_the_last_five_non_empty_lines() {
+        assert_eq!(
+            super::last_lines("a\n\nb\nc\n  \nd\ne\nf\n"),
+            "b | c | d | e | f"
+        );
+        assert_eq!(super::last_lines("only\n"), "only");
+        assert_eq!(super::last_lines(""), "");
+    }
+}

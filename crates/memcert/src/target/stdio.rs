@@ -1,0 +1,452 @@
+//! Stdio protocol v1 (`docs/protocol.md`): one handler process per run, JSON lines, lockstep.
+//!
+//! memcert writes one request line and waits up to the time limit for one answer line. A
+//! handler that hangs, exits, or prints a line that is not protocol JSON makes that case ERROR;
+//! the process is stopped and started again (with a new hello) at the next reset, and the run
+//! goes on. Its stderr is kept (the last 8 KiB) for the report.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Target, TargetError};
+use crate::protocol::{Content, ToolResult};
+
+/// Protocol version this harness speaks.
+pub const PROTOCOL: u64 = 1;
+/// Default per-call time limit.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time limit for start-up and hello (interpreters import slowly).
+pub const START_TIMEOUT: Duration = Duration::from_secs(60);
+const STDERR_TAIL: usize = 8 * 1024;
+/// Longest answer line accepted (a 999,999-line file view is about 10 MiB).
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Read one `\n`-terminated line of UTF-8, refusing lines over `cap` bytes (so a handler that
+/// writes without end cannot grow memcert's memory). `Ok(None)` at end of stream.
+fn read_line_capped(r: &mut impl BufRead, cap: usize) -> std::io::Result<Option<String>> {
+    let mut buf = Vec::new();
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                String::from_utf8(buf).map(Some).map_err(|_| bad_utf8())
+            };
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        buf.extend_from_slice(&chunk[..take]);
+        r.consume(take);
+        if buf.len() > cap {
+            return Err(std::io::Error::other(format!(
+                "an answer line longer than {cap} bytes"
+            )));
+        }
+        if done {
+            buf.pop();
+            return String::from_utf8(buf).map(Some).map_err(|_| bad_utf8());
+        }
+    }
+}
+
+fn bad_utf8() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "an answer line that is not UTF-8",
+    )
+}
+
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<std::io::Result<String>>,
+}
+
+/// A handler process speaking stdio protocol v1.
+pub struct Stdio {
+    program: OsString,
+    /// The working folder `command` named, if any (`None`: memcert's own).
+    cwd: Option<std::path::PathBuf>,
+    args: Vec<OsString>,
+    envs: Vec<(OsString, OsString)>,
+    display: String,
+    timeout: Duration,
+    proc: Option<Proc>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    handler: String,
+    next_id: u64,
+    home: Option<tempfile::TempDir>,
+    batch: bool,
+}
+
+impl Stdio {
+    /// A target that runs `command` (started lazily, at the first reset) with a per-call time
+    /// limit.
+    pub fn new(command: Command, timeout: Duration) -> Self {
+        let program = command.get_program().to_owned();
+        let cwd = command.get_current_dir().map(|d| d.to_owned());
+        let args: Vec<OsString> = command.get_args().map(|a| a.to_owned()).collect();
+        let envs = command
+            .get_envs()
+            .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())))
+            .collect();
+        let display = std::iter::once(program.to_string_lossy().into_owned())
+            .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        Stdio {
+            program,
+            cwd,
+            args,
+            envs,
+            display,
+            timeout,
+            proc: None,
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            handler: String::new(),
+            next_id: 0,
+            batch: false,
+            home: tempfile::Builder::new()
+                .prefix("memcert-home-")
+                .tempdir()
+                .ok(),
+        }
+    }
+
+    /// Name the target in reports instead of its command line (which may show a temporary path).
+    pub fn named(mut self, display: impl Into<String>) -> Self {
+        self.display = display.into();
+        self
+    }
+
+    /// Start the process and exchange hello; returns the handler's name.
+    ///
+    /// # Errors
+    /// [`TargetError::Spawn`] if it cannot start, [`TargetError::Protocol`] if hello is refused.
+    pub fn start(&mut self) -> Result<String, TargetError> {
+        self.stop();
+        let mut cmd = Command::new(&self.program);
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+        // Its own process group, so a timeout stops wrappers (sh, npx, uv run) and their
+        // children alike.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // A HOME and TMPDIR of its own, watched by the runner: a write there during a case is a
+        // write outside the root.
+        if let Some(home) = &self.home {
+            for var in ["HOME", "TMPDIR", "TMP", "TEMP"] {
+                cmd.env(var, home.path());
+            }
+        }
+        cmd.args(&self.args)
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .stdin(Pipe::piped())
+            .stdout(Pipe::piped())
+            .stderr(Pipe::piped());
+        let mut child = cmd.spawn().map_err(|source| TargetError::Spawn {
+            command: self.display.clone(),
+            source,
+        })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let line = read_line_capped(&mut reader, MAX_LINE_BYTES);
+                let stop = !matches!(line, Ok(Some(_)));
+                let msg = match line {
+                    Ok(Some(l)) => Ok(l),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
+                if tx.send(msg).is_err() || stop {
+                    break;
+                }
+            }
+        });
+        let tail = Arc::clone(&self.stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                t.extend(&buf[..n]);
+                while t.len() > STDERR_TAIL {
+                    t.pop_front();
+                }
+            }
+        });
+        self.proc = Some(Proc {
+            child,
+            stdin,
+            lines: rx,
+        });
+        let answer = self.request(&json!({"op": "hello", "protocol": PROTOCOL}), START_TIMEOUT)?;
+        if answer.get("ok") != Some(&Value::Bool(true)) {
+            let why = answer
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("hello was refused")
+                .to_owned();
+            self.stop();
+            return Err(TargetError::Protocol(why));
+        }
+        if answer.get("protocol").and_then(Value::as_u64) != Some(PROTOCOL) {
+            self.stop();
+            return Err(TargetError::Protocol(format!(
+                "the handler speaks protocol {}, memcert speaks {PROTOCOL}",
+                answer.get("protocol").unwrap_or(&Value::Null)
+            )));
+        }
+        self.handler = answer
+            .get("handler")
+            .and_then(Value::as_str)
+            .unwrap_or("unnamed handler")
+            .to_owned();
+        // v1.1: the optional ops the handler answers.
+        self.batch = answer
+            .get("ops")
+            .and_then(Value::as_array)
+            .is_some_and(|ops| ops.iter().any(|o| o == "batch"));
+        Ok(self.handler.clone())
+    }
+
+    /// Check that `answer` is for request `id` (else the process is stopped: the lockstep is
+    /// lost) and is not a failure (`{"ok":false,"error":...}`); `what` names the request.
+    fn answered(&mut self, id: &str, answer: &Value, what: &str) -> Result<(), TargetError> {
+        if answer.get("id").and_then(Value::as_str) != Some(id) {
+            self.stop();
+            return Err(TargetError::Protocol(format!(
+                "answer for another {what}: {}",
+                cut(&answer.to_string())
+            )));
+        }
+        match answer.get("error").and_then(Value::as_str) {
+            Some(err) => Err(TargetError::Protocol(format!(
+                "the handler could not answer the {what}: {err}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The tool result in a `call` answer (or one `batch` result) for call `id`.
+    fn call_answer(&mut self, id: &str, answer: &Value) -> Result<ToolResult, TargetError> {
+        self.answered(id, answer, "call")?;
+        let content: Content = match answer.get("content") {
+            None => {
+                self.stop();
+                return Err(TargetError::Protocol("answer without content".into()));
+            }
+            Some(c) => serde_json::from_value(c.clone()).map_err(|_| {
+                TargetError::Protocol(format!(
+                    "content is not a string, a list of blocks or null: {}",
+                    cut(&c.to_string())
+                ))
+            })?,
+        };
+        let is_error = match answer.get("is_error") {
+            Some(Value::Bool(b)) => *b,
+            None => false,
+            Some(other) => {
+                return Err(TargetError::Protocol(format!(
+                    "is_error is not a boolean: {other}"
+                )))
+            }
+        };
+        Ok(ToolResult { content, is_error })
+    }
+
+    /// The last bytes the handler wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        tail_of(&self.stderr)
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut p) = self.proc.take() {
+            if let Some(pid) = rustix::process::Pid::from_raw(p.child.id() as i32) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+    }
+
+    fn request(&mut self, msg: &Value, timeout: Duration) -> Result<Value, TargetError> {
+        let result = self.exchange(msg, timeout);
+        if result.is_err() {
+            self.stop();
+        }
+        result
+    }
+
+    fn exchange(&mut self, msg: &Value, timeout: Duration) -> Result<Value, TargetError> {
+        let tail = self.stderr_tail();
+        let Some(p) = self.proc.as_mut() else {
+            return Err(TargetError::Protocol("the handler is not running".into()));
+        };
+        let mut line = serde_json::to_string(msg).expect("requests serialise");
+        line.push('\n');
+        if p.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| p.stdin.flush())
+            .is_err()
+        {
+            return Err(exited(p, tail));
+        }
+        match p.lines.recv_timeout(timeout) {
+            Ok(Ok(text)) => match serde_json::from_str::<Value>(&text) {
+                Ok(v @ Value::Object(_)) => Ok(v),
+                _ => Err(TargetError::BadJson(cut(&text))),
+            },
+            Ok(Err(e)) => Err(TargetError::BadJson(e.to_string())),
+            Err(RecvTimeoutError::Timeout) => Err(TargetError::Timeout(timeout)),
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(Duration::from_millis(50));
+                let tail = tail_of(&self.stderr);
+                let p = self.proc.as_mut().expect("checked above");
+                Err(exited(p, tail))
+            }
+        }
+    }
+}
+
+fn tail_of(buf: &Mutex<VecDeque<u8>>) -> String {
+    let t = buf.lock().unwrap_or_else(|e| e.into_inner());
+    let (a, b) = t.as_slices();
+    let mut v = a.to_vec();
+    v.extend_from_slice(b);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+fn exited(p: &mut Proc, stderr: String) -> TargetError {
+    let status = match p.child.try_wait() {
+        Ok(Some(s)) => s.to_string(),
+        _ => "closed its stdout".to_owned(),
+    };
+    TargetError::Exited {
+        status,
+        stderr: super::last_lines(&stderr),
+    }
+}
+
+fn cut(s: &str) -> String {
+    if s.chars().count() > 200 {
+        format!("{}...", s.chars().take(200).collect::<String>())
+    } else {
+        s.to_owned()
+    }
+}
+
+impl Drop for Stdio {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl Target for Stdio {
+    fn stderr_tail(&self) -> String {
+        tail_of(&self.stderr)
+    }
+
+    fn watched(&self) -> Vec<std::path::PathBuf> {
+        self.home.iter().map(|h| h.path().to_path_buf()).collect()
+    }
+
+    fn describe(&self) -> String {
+        if self.handler.is_empty() {
+            self.display.clone()
+        } else {
+            format!("{} ({})", self.handler, self.display)
+        }
+    }
+
+    fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
+        if self.proc.is_none() {
+            self.start()?;
+        }
+        let msg = json!({
+            "op": "reset",
+            "base_dir": base_dir.to_string_lossy(),
+            "memories_dir": memories_dir.to_string_lossy(),
+        });
+        let answer = self.request(&msg, self.timeout.max(Duration::from_secs(30)))?;
+        if answer.get("ok") == Some(&Value::Bool(true)) {
+            Ok(())
+        } else {
+            let why = answer
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given");
+            Err(TargetError::Protocol(format!("reset refused: {why}")))
+        }
+    }
+
+    fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError> {
+        self.next_id += 1;
+        let id = format!("c{}", self.next_id);
+        let answer = self.request(
+            &json!({"op": "call", "id": id, "input": input}),
+            self.timeout,
+        )?;
+        self.call_answer(&id, &answer)
+    }
+
+    /// One `batch` request (v1.1) when the handler announced it in `hello`; the calls one by one
+    /// otherwise. The time limit is the per-call limit times the number of calls.
+    fn call_batch(&mut self, inputs: &[Value]) -> Result<Vec<ToolResult>, TargetError> {
+        if !self.batch {
+            return inputs.iter().map(|i| self.call(i)).collect();
+        }
+        self.next_id += 1;
+        let id = format!("b{}", self.next_id);
+        let calls: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| json!({"id": format!("{id}.{}", i + 1), "input": input}))
+            .collect();
+        let timeout = self.timeout * (inputs.len().max(1) as u32);
+        let answer = self.request(&json!({"op": "batch", "id": id, "calls": calls}), timeout)?;
+        self.answered(&id, &answer, "batch")?;
+        let Some(results) = answer.get("results").and_then(Value::as_array) else {
+            self.stop();
+            return Err(TargetError::Protocol("batch answer without results".into()));
+        };
+        if results.len() != inputs.len() {
+            return Err(TargetError::Protocol(format!(
+                "batch answer with {} results for {} calls",
+                results.len(),
+                inputs.len()
+            )));
+        }
+        results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| self.call_answer(&format!("{id}.{}", i + 1), r))
+            .collect()
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(p) = self.proc.as_mut() {
+            let _ = p.stdin.write_all(b"{\"op\":\"shutdown\"}\n");
+            let _ = p.stdin.flush();
+            let _ = p.lines.recv_timeout(Duration::from_millis(500));
+        }
+        self.stop();
+    }
+}
