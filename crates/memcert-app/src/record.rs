@@ -438,6 +438,7 @@ pub fn transcript_of(exchanges: &[Exchange], id: &str) -> Transcript {
         user,
         turns: out,
         checks: Vec::new(),
+        file: String::new(),
     }
 }
 

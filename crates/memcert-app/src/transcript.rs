@@ -61,6 +61,10 @@ pub struct Transcript {
     /// Checked in the store after the app ended.
     #[serde(default)]
     pub checks: Vec<StoreCheck>,
+    /// The file it was read from, as given (the shipped ones: `fixtures/transcripts/NAME.json`);
+    /// empty for one made in memory. Its cases' [`Case::defined`].
+    #[serde(skip)]
+    pub file: String,
 }
 
 fn must() -> Level {
@@ -180,7 +184,7 @@ impl Transcript {
     /// # Errors
     /// [`TranscriptError::Parse`] or [`TranscriptError::Invalid`].
     pub fn parse(text: &str, path: &Path) -> Result<Transcript, TranscriptError> {
-        let t: Transcript = serde_json::from_str(text).map_err(|e| TranscriptError::Parse {
+        let mut t: Transcript = serde_json::from_str(text).map_err(|e| TranscriptError::Parse {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
@@ -189,6 +193,7 @@ impl Transcript {
             field,
             message: message.to_owned(),
         };
+        t.file = path.display().to_string();
         if t.format != FORMAT {
             return Err(invalid(
                 "format".into(),
@@ -346,7 +351,8 @@ impl Transcript {
         ]
         .into_iter()
         .map(|(name, text)| {
-            Transcript::parse(text, Path::new(name)).expect("shipped transcripts are valid")
+            let file = format!("fixtures/transcripts/{name}");
+            Transcript::parse(text, Path::new(&file)).expect("shipped transcripts are valid")
         })
         .collect()
     }
@@ -372,6 +378,7 @@ impl Transcript {
         Case {
             id: self.case_id(),
             source: self.source.clone(),
+            defined: self.file.clone(),
             requirement: self.requirement.clone(),
             level: self.level,
             setup: self

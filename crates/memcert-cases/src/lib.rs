@@ -10,8 +10,10 @@
 #![deny(missing_docs)]
 
 pub mod catalog;
+pub mod explain;
 pub mod payloads;
 pub mod scenarios;
+pub mod spec;
 pub mod verdict;
 
 use serde::{Deserialize, Serialize};
@@ -230,6 +232,11 @@ pub struct Case {
     pub id: String,
     /// Spec rows (`§2.1 [C7]`, `§3 S-4`) and bug ids (`B04`) it implements.
     pub source: Vec<String>,
+    /// Where it is defined, workspace-relative: `file:line` of its builder call in the catalog
+    /// (`crates/memcert-cases/src/catalog/view.rs:42`), of its record in `payloads.toml`, or the
+    /// transcript file it came from. Shown by `memcert cases --format jsonl` and in reports; never
+    /// written into `.snap` headers, so a moved line changes no baseline.
+    pub defined: String,
     /// The one sentence under test, with MUST or SHOULD.
     pub requirement: String,
     /// MUST or SHOULD.

@@ -106,6 +106,24 @@ pub struct Payload {
     pub real: bool,
     /// The `known-bugs.md` ids it comes from.
     pub source: Vec<String>,
+    /// Where it is defined, workspace-relative: the line of its record in `payloads.toml` (a
+    /// traversal payload: its `[[dot]]` spelling), or of the code that makes it (long names).
+    #[serde(skip)]
+    pub defined: String,
+}
+
+/// `payloads.toml` as the workspace names it, for [`Payload::defined`].
+const TOML_PATH: &str = "crates/memcert-cases/src/payloads.toml";
+
+/// The 1-based line of the `n`-th `[[table]]` header of `payloads.toml` (0 if there is none).
+fn record_line(table: &str, n: usize) -> usize {
+    let header = format!("[[{table}]]");
+    include_str!("payloads.toml")
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == header)
+        .nth(n)
+        .map_or(0, |(i, _)| i + 1)
 }
 
 /// The seven command fields that take a path.
@@ -180,7 +198,8 @@ impl Field {
 pub fn corpus() -> Vec<Payload> {
     let g = grammar();
     let mut out = Vec::new();
-    for dot in &g.dot {
+    for (dot_no, dot) in g.dot.iter().enumerate() {
+        let defined = format!("{TOML_PATH}:{}", record_line("dot", dot_no));
         for slash in &g.slash {
             for &depth in &g.depths {
                 let mut text = String::from("/memories/");
@@ -202,12 +221,14 @@ pub fn corpus() -> Vec<Payload> {
                     text,
                     real: dot.text == ".." && slash.text == "/",
                     source,
+                    defined: defined.clone(),
                 });
             }
         }
     }
-    for e in &g.extra {
+    for (extra_no, e) in g.extra.iter().enumerate() {
         out.push(Payload {
+            defined: format!("{TOML_PATH}:{}", record_line("extra", extra_no)),
             id: format!("{}/{}", e.family, e.id),
             family: e.family.clone(),
             dot: None,
@@ -239,6 +260,7 @@ pub fn corpus() -> Vec<Payload> {
             text,
             real: false,
             source: vec!["B07".into()],
+            defined: concat!(file!(), ":", line!()).into(),
         });
     }
     let mut seen = HashSet::new();

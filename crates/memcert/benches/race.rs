@@ -82,6 +82,7 @@ fn case(inputs: &[Value]) -> Case {
     };
     Case {
         id: "bench/race".into(),
+        defined: concat!(file!(), ":", line!()).into(),
         source: vec!["§3 S-10".into(), "B12".into(), "B13".into()],
         requirement: "While another process swaps a directory for a link to the outside, commands MUST NOT read or write outside the root.".into(),
         level: Level::Must,

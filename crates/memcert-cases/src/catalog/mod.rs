@@ -61,11 +61,15 @@ pub fn all() -> Vec<Case> {
 pub(crate) struct B(Case, bool);
 
 impl B {
+    /// A case defined at the caller's `file:line` ([`Case::defined`]).
+    #[track_caller]
     pub(crate) fn new(id: &str, level: Level, requirement: &str, source: &[&str]) -> B {
+        let at = std::panic::Location::caller();
         B(
             Case {
                 id: id.to_owned(),
                 source: source.iter().map(|s| s.to_string()).collect(),
+                defined: format!("{}:{}", at.file(), at.line()),
                 requirement: requirement.to_owned(),
                 level,
                 setup: Vec::new(),
@@ -77,9 +81,11 @@ impl B {
             false,
         )
     }
+    #[track_caller]
     pub(crate) fn must(id: &str, requirement: &str, source: &[&str]) -> B {
         B::new(id, Level::Must, requirement, source)
     }
+    #[track_caller]
     pub(crate) fn should(id: &str, requirement: &str, source: &[&str]) -> B {
         B::new(id, Level::Should, requirement, source)
     }

@@ -195,7 +195,9 @@ pub fn case(p: &Payload, f: Field) -> Case {
             "/memories/a.md keeps its content",
         );
     }
-    b.done()
+    let mut case = b.done();
+    case.defined = p.defined.clone();
+    case
 }
 
 /// The payload's path as sent in field `f`. The fields that make a new name (`create.path`,
