@@ -19,12 +19,13 @@
 //! - Not the full record: texts are cut at 4,000 characters, a case shows at most 10 steps and
 //!   20 findings, and diffs are made for short texts only; `--report-json` has everything.
 
+use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 
 use crate::certify::{CaseRecord, StepRecord, Summary};
 use crate::protocol::Content;
 use crate::suite::verdict::Verdict;
-use crate::suite::Level;
+use crate::suite::{spec, Level};
 
 use super::COLUMNS;
 
@@ -85,6 +86,13 @@ const SCRIPT_SHA256: &str = "i25jP+U1mU9wSTc1PgytgUaQsrI0BHHa6Gf9HxKBWvM=";
 
 /// Render a finished run as one HTML document.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
+    render_with(summary, cases, None)
+}
+
+/// [`render`], with each cited rule also linked to a hosted copy of the spec pages at
+/// `spec_url` (`{spec_url}/{page}#L{line}`, e.g. a repository's blob URL at a tag); without it
+/// the report links nothing outside itself.
+pub fn render_with(summary: &Summary, cases: &[CaseRecord], spec_url: Option<&str>) -> String {
     let mut h = String::with_capacity(16 * 1024 + cases.len() * 2048);
     let (word, class) = if summary.certified {
         ("CERTIFIED", "certified")
@@ -152,8 +160,63 @@ remove them:</p>\n<ul>\n",
     for c in ordered(cases) {
         case(&mut h, c);
     }
+    cited(&mut h, cases, spec_url);
     let _ = write!(h, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     h
+}
+
+/// The HTML id of a cited item's block (`spec:2.1/D3` → `cite-spec-2-1-D3`).
+fn cite_anchor(id: &str) -> String {
+    let slug: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("cite-{slug}")
+}
+
+/// A case's sources, each known id linked to its text under "Rules cited".
+fn sources(ids: &[String]) -> String {
+    ids.iter()
+        .map(|id| match spec::lookup(id) {
+            Some(_) => format!("<a href=\"#{}\">{}</a>", cite_anchor(id), Text(id)),
+            None => Text(id).to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "Rules cited": the text of every spec item the report's cases cite, once each, in id order,
+/// compiled into memcert, so the report explains itself offline.
+fn cited(h: &mut String, cases: &[CaseRecord], spec_url: Option<&str>) {
+    let ids: BTreeSet<&str> = cases
+        .iter()
+        .flat_map(|c| c.source.iter().map(String::as_str))
+        .collect();
+    let items: Vec<_> = ids.into_iter().filter_map(spec::lookup).collect();
+    if items.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Rules cited</h2>\n");
+    for item in items {
+        let _ = write!(
+            h,
+            "<section id=\"{}\"><h3>{}</h3><p class=\"why\">{}:{}",
+            cite_anchor(&item.id),
+            Text(&item.id),
+            Text(item.page),
+            item.line
+        );
+        if let Some(url) = spec_url {
+            let _ = write!(
+                h,
+                " (<a href=\"{}/{}#L{}\">hosted copy</a>)",
+                Attr(url.trim_end_matches('/')),
+                Attr(item.page),
+                item.line
+            );
+        }
+        let _ = writeln!(h, "</p>\n<pre>{}</pre></section>", Text(&item.text));
+    }
 }
 
 /// The comparison with the baseline: the totals and the REGRESSION, NEW and STALE ids (each
@@ -303,7 +366,7 @@ fn case(h: &mut String, c: &CaseRecord) {
         "<dl><dt>requirement</dt><dd>{}</dd><dt>level</dt><dd>{level}</dd>\
 <dt>source</dt><dd>{}</dd><dt>time</dt><dd>{} ms</dd></dl>",
         Text(&c.requirement),
-        Text(&c.source.join(", ")),
+        sources(&c.source),
         c.duration_ms
     );
     if let Some(diff) = regression {
@@ -556,7 +619,8 @@ mod tests {
         const TAGS: &[&str] = &[
             "!DOCTYPE", "html", "head", "meta", "title", "style", "body", "h1", "h2", "table",
             "tr", "th", "td", "fieldset", "label", "input", "details", "summary", "span", "code",
-            "div", "dl", "dt", "dd", "pre", "ul", "li", "p", "del", "ins", "script",
+            "div", "dl", "dt", "dd", "pre", "ul", "li", "p", "del", "ins", "script", "a",
+            "section", "h3",
         ];
         const ATTRS: &[&str] = &[
             "lang",
@@ -573,6 +637,7 @@ mod tests {
             "checked",
             "open",
             "html",
+            "href",
         ];
         let mut rest = html;
         while let Some(start) = rest.find('<') {
@@ -666,6 +731,38 @@ data-verdict=\"UNSAFE\" open>"
         )));
         assert!(html.contains(&format!(
             "<dt>no reply</dt><dd><pre>{escaped}</pre></dd></dl>"
+        )));
+    }
+
+    #[test]
+    fn cited_rules_are_embedded_once_and_linked() {
+        let mut a = rec("view/a", Verdict::Fail);
+        a.source = vec!["bug:B01".into(), "spec:2.1/D3".into(), "not-an-id".into()];
+        let mut b = rec("view/b", Verdict::Pass);
+        b.source = vec!["bug:B01".into()];
+        let cases = [a, b];
+        let html = render(&summary_of(&cases), &cases);
+        assert_only_own_markup(&html);
+        assert!(html.contains(
+            "<dd><a href=\"#cite-bug-B01\">bug:B01</a>, \
+<a href=\"#cite-spec-2-1-D3\">spec:2.1/D3</a>, not-an-id</dd>"
+        ));
+        assert_eq!(html.matches("<section id=\"cite-bug-B01\">").count(), 1);
+        assert_eq!(html.matches("<section id=").count(), 2);
+        let d3 = spec::lookup("spec:2.1/D3").unwrap();
+        assert!(html.contains(&format!(
+            "<section id=\"cite-spec-2-1-D3\"><h3>spec:2.1/D3</h3><p class=\"why\">docs/spec/memory-tool.md:{}</p>",
+            d3.line
+        )));
+        assert!(!html.contains("hosted copy"));
+        let linked = render_with(
+            &summary_of(&cases),
+            &cases,
+            Some("https://example.org/m/blob/v1/"),
+        );
+        assert!(linked.contains(&format!(
+            "(<a href=\"https://example.org/m/blob/v1/docs/spec/memory-tool.md#L{}\">hosted copy</a>)",
+            d3.line
         )));
     }
 
