@@ -22,6 +22,7 @@
 #
 # Exit status: 0 all equal; 1 OLD and NEW differ (first 100 diff lines shown); 2 bad arguments or
 # a missing prerequisite; 3 the comparison is unstable (OLD differs from itself); 4 a build or a
+# MEMCERT_COMPARE_DROP=key,key drops more JSON keys (a deliberate change, e.g. the citation ids).
 # memcert run failed. MEMCERT_COMPARE_KEEP=1 keeps the temp folder (raw and normalised outputs);
 # on exit 1 or 3 the normalised outputs are kept anyway and their folder is printed.
 set -euo pipefail
@@ -199,6 +200,11 @@ ALLOW = {
 # Fields that are timing or memcert's own version: dropped wherever they occur.
 DROP_TOP = {"memcert"}  # the report's memcert version
 DROP_ANY = {"duration_ms"}
+# MEMCERT_COMPARE_DROP=key,key: keys a deliberate change altered, dropped too (for example
+# `schema_version,source,defined` to compare verdicts and replies across the citation rewrite).
+_extra = {k for k in os.environ.get("MEMCERT_COMPARE_DROP", "").split(",") if k}
+DROP_TOP |= _extra
+DROP_ANY |= _extra
 
 
 def run_parents():
