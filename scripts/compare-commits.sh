@@ -22,9 +22,9 @@
 #
 # Exit status: 0 all equal; 1 OLD and NEW differ (first 100 diff lines shown); 2 bad arguments or
 # a missing prerequisite; 3 the comparison is unstable (OLD differs from itself); 4 a build or a
-# MEMCERT_COMPARE_DROP=key,key drops more JSON keys (a deliberate change, e.g. the citation ids).
 # memcert run failed. MEMCERT_COMPARE_KEEP=1 keeps the temp folder (raw and normalised outputs);
 # on exit 1 or 3 the normalised outputs are kept anyway and their folder is printed.
+# MEMCERT_COMPARE_DROP=key,key drops more JSON keys (a deliberate change, e.g. the citation ids).
 set -euo pipefail
 
 prog=compare-commits
