@@ -38,6 +38,13 @@
 //! - A stream is sent as one body, not event by event with pauses; events spaced in time are
 //!   not served.
 //! - `tools`, `system` and the echoed history are not validated.
+//!
+//! # Layout
+//! This module holds the public types and [`MockApi`]; `session` routes each request and runs
+//! the per-conversation state machine, `capture` checks and keeps the tool_results, `faults`
+//! parses `--inject` and says which request a fault hits, `context` checks
+//! `context_management`, `wire` encodes answers (JSON, SSE, API-shaped errors), and the two
+//! backends are `responder` (wiremock) and `listener` (hyper, also used by `memcert record`).
 
 mod capture;
 mod context;
