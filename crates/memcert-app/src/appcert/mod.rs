@@ -22,9 +22,17 @@
 //! - Only what the app sends and what is on disk is judged: a handler whose store is not the
 //!   memory folder is seen through its answers alone.
 //! - The app's HOME and TMPDIR are not watched.
+//!
+//! # Layout
+//! This module holds the configuration, the errors and the orchestration of a run and of each
+//! transcript; `supervise` owns the app's process (spawned in its own process group, the `/proc`
+//! scan for descendants that escape it, the kills), and `findings` what a run says beyond its
+//! graded replies.
+
+mod findings;
+mod supervise;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,14 +41,18 @@ use serde_json::Value;
 
 use crate::mockapi::{tool_use_id, Fault, MockApi, MockConfig, ServedTurn, SessionLog, Threads};
 use crate::transcript::Transcript;
+use findings::{why_missing, Outcome};
 use memcert::attack::oracle::{Finding, Observation};
 use memcert::attack::sandbox::Sandbox;
+use memcert::baseline::Entries as Listed;
 use memcert::certify::Summary;
 use memcert::certify::{
     baseline_summary_of, instantiate, listed_unchecked, record, strings_of, CaseRecord, Config,
     Event, Reporter, Snapshots,
 };
 use memcert::suite::verdict::Verdict;
+use memcert::suite::Case;
+use supervise::{run_app, AppEnv, Supervised};
 
 /// How to run an app.
 #[derive(Clone, Debug)]
@@ -305,7 +317,7 @@ fn check_memory_dir(memory_dir: &Path) -> Result<(), AppError> {
     }
 }
 
-/// How the app process ended.
+/// How the app process (or the wait for a person's app) ended.
 enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut,
@@ -371,6 +383,9 @@ fn runnable(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|d| ok(&d.join(program))))
 }
 
+/// Run one transcript: its sandbox laid out, its turns served to the app (or a person's app),
+/// then every captured tool_result graded with the canary oracle, plus what the run says
+/// beyond the replies ([`findings::extra`]).
 fn run_one(
     app: &AppConfig,
     drive: &mut Drive,
@@ -380,25 +395,63 @@ fn run_one(
     let started = Instant::now();
     let case = t.to_case();
     let mut obs = Observation::default();
-    let memory_dir = std::path::absolute(&app.memory_dir).unwrap_or(app.memory_dir.clone());
-    let sandbox = match Sandbox::create_at_unchecked(&memory_dir, &case.setup) {
+    let sandbox = match lay_out(app, &case) {
         Ok(s) => s,
-        Err(e) => {
-            let finding = Finding {
-                verdict: Verdict::Error,
-                kind: "sandbox".into(),
-                detail: format!("the sandbox could not be laid out: {e}"),
-            };
+        Err(finding) => {
             let rec = record(&case, &[], obs, &app.config, vec![finding], started);
             return (rec, SessionLog::default());
         }
     };
     obs.before_unchecked(&sandbox);
+    let served = served_turns(t, &sandbox);
+    let inputs: Vec<Value> = served
+        .iter()
+        .flat_map(|s| s.tool_use.iter().map(|(_, i)| i.clone()))
+        .collect();
+    obs.inputs = inputs.iter().map(strings_of).collect();
+    let session = mock.add_session(served);
+    let ran = drive_session(app, drive, mock, session, t, &sandbox);
+    let log = mock.log(session);
+    obs.after_unchecked(&sandbox, &case);
+    let missing = why_missing(&ran.ending, &log, app.timeout, &ran.stderr)
+        + &findings::stray_hint(&log, &mock.stray());
+    let ids = tool_use_ids(t, session);
+    collect_replies(&mut obs, &log, &ids, &missing);
+    if !matches!(app.config.snapshots, Snapshots::Off) {
+        obs.listed = listed(&obs, &sandbox);
+    }
+    let outcome = Outcome {
+        log: &log,
+        ran: &ran,
+        missing: &missing,
+        calls: ids.len(),
+        replies: &obs.replies,
+    };
+    let extra = findings::extra(app, t.turns.len(), &outcome);
+    drop(sandbox);
+    (
+        record(&case, &inputs, obs, &app.config, extra, started),
+        log,
+    )
+}
+
+/// The case's sandbox, its store root the memory folder; an ERROR finding when it cannot be
+/// laid out.
+fn lay_out(app: &AppConfig, case: &Case) -> Result<Sandbox, Finding> {
+    let memory_dir = std::path::absolute(&app.memory_dir).unwrap_or(app.memory_dir.clone());
+    Sandbox::create_at_unchecked(&memory_dir, &case.setup).map_err(|e| Finding {
+        verdict: Verdict::Error,
+        kind: "sandbox".into(),
+        detail: format!("the sandbox could not be laid out: {e}"),
+    })
+}
+
+/// The transcript's turns as the mock serves them, the sandbox's paths filled in.
+fn served_turns(t: &Transcript, sandbox: &Sandbox) -> Vec<ServedTurn> {
     let run_dir = sandbox.run_dir().to_string_lossy().into_owned();
     let root = sandbox.root().to_string_lossy().into_owned();
     let fill = |v: &Value| instantiate(v, run_dir.trim_start_matches('/'), &root);
-    let served: Vec<ServedTurn> = t
-        .turns
+    t.turns
         .iter()
         .map(|turn| ServedTurn {
             text: turn.text.clone(),
@@ -408,392 +461,75 @@ fn run_one(
                 .map(|u| (u.name.clone(), fill(&u.input)))
                 .collect(),
         })
-        .collect();
-    let inputs: Vec<Value> = served
-        .iter()
-        .flat_map(|s| s.tool_use.iter().map(|(_, i)| i.clone()))
-        .collect();
-    obs.inputs = inputs.iter().map(strings_of).collect();
-    let session = mock.add_session(served);
-    let logs = tempfile::Builder::new().prefix("memcert-app-").tempdir();
-    let (ending, escaped) = match (drive, &logs) {
-        (Drive::App(words), Ok(logs)) => {
-            run_app(app, words, mock, session, t, &sandbox, logs.path())
+        .collect()
+}
+
+/// Let the app (or a person's app, told the URL) hold the session's conversation.
+fn drive_session(
+    app: &AppConfig,
+    drive: &mut Drive,
+    mock: &MockApi,
+    session: usize,
+    t: &Transcript,
+    sandbox: &Sandbox,
+) -> Supervised {
+    match drive {
+        Drive::App(words) => {
+            let env = AppEnv {
+                base_url: mock.base_url(session),
+                transcript: t,
+                sandbox,
+            };
+            run_app(app, words, &env)
         }
-        (Drive::App(_), Err(e)) => (
-            Ending::NotStarted(format!("no folder for the app's output: {e}")),
-            0,
-        ),
-        (Drive::ByHand(ready), _) => {
+        Drive::ByHand(ready) => {
             ready(&mock.base_url(session));
-            (wait_by_hand(mock, session, app), 0)
+            Supervised {
+                ending: wait_by_hand(mock, session, app),
+                escaped: 0,
+                stderr: String::new(),
+            }
         }
-    };
-    let stderr = logs
-        .as_ref()
-        .map(|l| tail(&l.path().join("stderr")))
-        .unwrap_or_default();
-    let log = mock.log(session);
-    obs.after_unchecked(&sandbox, &case);
-    let mut missing = why_missing(&ending, &log, app.timeout, &stderr);
-    let stray = mock.stray();
-    if log.requests == 0 && !stray.is_empty() {
-        missing.push_str(&format!(
-            "; the mock got {} request(s) it does not serve, e.g. `{}`: is ANTHROPIC_BASE_URL used as given?",
-            stray.len(),
-            stray[0]
-        ));
     }
-    let mut k_in_turn = Vec::new();
+}
+
+/// The ids of every tool_use the transcript has the mock send, in order.
+fn tool_use_ids(t: &Transcript, session: usize) -> Vec<String> {
+    let mut ids = Vec::new();
     for (turn, tu) in t.turns.iter().enumerate() {
         for k in 0..tu.tool_use.len() {
-            k_in_turn.push(tool_use_id(session, turn, k));
+            ids.push(tool_use_id(session, turn, k));
         }
     }
-    // After an injected fault the conversation may end early: what came is graded, what did
-    // not is the fault's finding below, not a missing reply.
+    ids
+}
+
+/// The replies to grade: each expected tool_result in order, up to the first that did not
+/// come, which is an error with `missing`. After an injected fault the conversation may end
+/// early: what came is graded, what did not is the fault's finding, not a missing reply.
+fn collect_replies(obs: &mut Observation, log: &SessionLog, ids: &[String], missing: &str) {
     let faulted = !log.faults.is_empty();
-    for id in &k_in_turn {
+    for id in ids {
         match log.results.get(id) {
             Some(c) => obs.replies.push(Ok(c.result.clone())),
             None => {
                 if !faulted {
-                    obs.replies.push(Err(missing.clone()));
+                    obs.replies.push(Err(missing.to_owned()));
                 }
                 break;
             }
         }
     }
-    if !matches!(app.config.snapshots, Snapshots::Off) {
-        // Which listed names are folders or links, for the snapshot's size redaction: read after
-        // the app ended (a folder removed later in the conversation is not known).
-        obs.listed = obs
-            .replies
-            .iter()
-            .map(|r| match r {
-                Ok(r) => listed_unchecked(&sandbox, r),
-                Err(_) => Default::default(),
-            })
-            .collect();
-    }
-    let mut extra = Vec::new();
-    if faulted {
-        let f = fault_finding(&log, &ending, &missing, &stderr);
-        let unreached = k_in_turn.len() - obs.replies.len();
-        if unreached > 0 {
-            // Calls never made are not graded; they must not let the run certify, unless the
-            // case already fails.
-            extra.push(Finding {
-                verdict: if f.verdict >= Verdict::Fail {
-                    Verdict::Skipped
-                } else {
-                    Verdict::Error
-                },
-                kind: "not-reached".into(),
-                detail: format!(
-                    "{unreached} of {} memory call(s) were never made after the injected fault, so they are not graded; certify without --inject, or with the fault at a later turn, to grade them",
-                    k_in_turn.len()
-                ),
-            });
-        }
-        extra.push(f);
-    }
-    if escaped > 0 {
-        extra.push(Finding {
-            verdict: Verdict::Info,
-            kind: "app-children".into(),
-            detail: format!("{escaped} process(es) the app started had left its process group (setsid or a new session) and were still running after it; memcert killed them"),
-        });
-    }
-    for f in &app.faults {
-        if f.turn() > t.turns.len() {
-            extra.push(Finding {
-                verdict: Verdict::Info,
-                kind: "fault-not-delivered".into(),
-                detail: format!(
-                    "--inject {f}: this transcript has {} turn(s), so the fault was never delivered",
-                    t.turns.len()
-                ),
-            });
-        }
-    }
-    for c in &log.context {
-        extra.push(Finding {
-            verdict: match c.verdict {
-                Verdict::NonStrict if app.config.strict => Verdict::Fail,
-                v => v,
-            },
-            kind: "context-management".into(),
-            detail: c.detail.clone(),
-        });
-    }
-    for m in &log.malformed {
-        extra.push(Finding {
-            verdict: Verdict::Error,
-            kind: "malformed-request".into(),
-            detail: format!("the app sent a request the mock refused: {m}"),
-        });
-    }
-    if log.finished {
-        match &ending {
-            Ending::Exited(s) if !s.success() => extra.push(Finding {
-                verdict: Verdict::Error,
-                kind: "app-exit".into(),
-                detail: format!(
-                    "the app {} after the final turn{}",
-                    status_words(s),
-                    stderr_words(&stderr)
-                ),
-            }),
-            Ending::TimedOut => extra.push(Finding {
-                verdict: Verdict::Error,
-                kind: "app-timeout".into(),
-                detail: format!(
-                    "the app was still running {:?} after start, although the conversation had ended; its process group was killed",
-                    app.timeout
-                ),
-            }),
-            _ => {}
-        }
-    } else if !faulted && obs.replies.iter().all(Result::is_ok) {
-        // Every tool_result came, but the final turn was never asked for.
-        extra.push(Finding {
-            verdict: Verdict::Error,
-            kind: "no-final-turn".into(),
-            detail: missing.clone(),
-        });
-    }
-    for n in &log.notes {
-        extra.push(Finding {
-            verdict: Verdict::Info,
-            kind: "wire".into(),
-            detail: n.clone(),
-        });
-    }
-    drop(sandbox);
-    (
-        record(&case, &inputs, obs, &app.config, extra, started),
-        log,
-    )
 }
 
-/// How the app dealt with the injected faults (messages-api-wire §5, §6): finishing anyway is
-/// recovery (INFO); stopping with a failure status is a loud failure (INFO: nothing was
-/// pretended); exiting 0 without finishing swallowed the failure (FAIL: the user is told all
-/// went well); a timeout or a failed start is an ERROR.
-fn fault_finding(log: &SessionLog, ending: &Ending, missing: &str, stderr: &str) -> Finding {
-    let faults = log.faults.join(", ");
-    let (verdict, kind, detail) = if log.finished {
-        (
-            Verdict::Info,
-            "fault-recovered",
-            format!("injected {faults}; the app retried and finished the conversation"),
-        )
-    } else {
-        match ending {
-            Ending::Exited(s) if s.success() => (
-                Verdict::Fail,
-                "fault-swallowed",
-                format!(
-                    "injected {faults}; the app exited with status 0 without finishing the conversation ({} request(s), {} tool_result(s) received): the failure was swallowed and its user is told all went well",
-                    log.requests,
-                    log.results.len()
-                ),
-            ),
-            Ending::Exited(s) => (
-                Verdict::Info,
-                "fault-failed-loudly",
-                format!(
-                    "injected {faults}; the app {} without finishing the conversation: it failed loudly{}",
-                    status_words(s),
-                    stderr_words(stderr)
-                ),
-            ),
-            Ending::TimedOut | Ending::HandTimedOut | Ending::NotStarted(_) | Ending::Served => {
-                (Verdict::Error, "fault-no-end", format!("injected {faults}; {missing}"))
-            }
-        }
-    };
-    Finding {
-        verdict,
-        kind: kind.into(),
-        detail,
-    }
-}
-
-/// Start the app for one session and wait for it within the time limit.
-fn run_app(
-    app: &AppConfig,
-    words: &[String],
-    mock: &MockApi,
-    session: usize,
-    t: &Transcript,
-    sandbox: &Sandbox,
-    logs: &Path,
-) -> (Ending, usize) {
-    let (Ok(out), Ok(err)) = (
-        std::fs::File::create(logs.join("stdout")),
-        std::fs::File::create(logs.join("stderr")),
-    ) else {
-        return (
-            Ending::NotStarted("cannot create the app's output files".into()),
-            0,
-        );
-    };
-    let mut cmd = Command::new(&words[0]);
-    cmd.args(&words[1..])
-        .env("ANTHROPIC_BASE_URL", mock.base_url(session))
-        .env("ANTHROPIC_API_KEY", "memcert-dummy-key")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env(
-            "ANTHROPIC_CUSTOM_HEADERS",
-            format!("x-memcert-case: {}", t.case_id()),
-        )
-        .env("MEMCERT_USER_MESSAGE", &t.user)
-        .env("MEMCERT_MEMORY_DIR", sandbox.root())
-        .env("MEMCERT_BASE_DIR", sandbox.base())
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return (
-                Ending::NotStarted(format!("cannot start `{}`: {e}", words[0])),
-                0,
-            )
-        }
-    };
-    let pid = rustix::process::Pid::from_child(&child);
-    let deadline = Instant::now() + app.timeout;
-    // Descendants seen so far (pid -> start time), scanned every 100 ms: a process that leaves
-    // the app's process group (setsid) is still found through its parent while it has one.
-    let mut seen = std::collections::BTreeMap::new();
-    let mut next_scan = Instant::now();
-    let ending = loop {
-        if Instant::now() >= next_scan {
-            descendants(pid.as_raw_nonzero().get(), &mut seen);
-            next_scan = Instant::now() + Duration::from_millis(100);
-        }
-        match child.try_wait() {
-            Ok(Some(status)) => break Ending::Exited(status),
-            Ok(None) if Instant::now() >= deadline => break Ending::TimedOut,
-            Ok(None) if app.interrupted() => break Ending::NotStarted("interrupted".into()),
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => break Ending::NotStarted(format!("cannot wait for the app: {e}")),
-        }
-    };
-    // Whatever happened, nothing the app started outlives its case: its process group, then
-    // any descendant seen that left the group and is still the same process.
-    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    let _ = child.wait();
-    let mut escaped = 0;
-    let group = pid.as_raw_nonzero().get();
-    for (p, start) in &seen {
-        // The group's own members are already killed (maybe not yet reaped).
-        if proc_stat(*p).is_some_and(|s| s.start == *start && s.pgrp != group && !s.zombie) {
-            if let Some(p) = rustix::process::Pid::from_raw(*p) {
-                if rustix::process::kill_process(p, rustix::process::Signal::KILL).is_ok() {
-                    escaped += 1;
-                }
-            }
-        }
-    }
-    (ending, escaped)
-}
-
-/// A process as `/proc/<pid>/stat` shows it.
-struct ProcStat {
-    ppid: i32,
-    pgrp: i32,
-    start: u64,
-    zombie: bool,
-}
-
-fn proc_stat(pid: i32) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(ProcStat {
-        zombie: *f.first()? == "Z",
-        ppid: f.get(1)?.parse().ok()?,
-        pgrp: f.get(2)?.parse().ok()?,
-        start: f.get(19)?.parse().ok()?,
-    })
-}
-
-/// Add to `seen` every live process descended from `root` or from a process already seen.
-fn descendants(root: i32, seen: &mut std::collections::BTreeMap<i32, u64>) {
-    let procs: Vec<(i32, i32, u64)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|p| proc_stat(p).map(|st| (p, st.ppid, st.start)))
-        .collect();
-    loop {
-        let before = seen.len();
-        for (p, pp, st) in &procs {
-            if (*pp == root || seen.contains_key(pp)) && !seen.contains_key(p) {
-                seen.insert(*p, *st);
-            }
-        }
-        if seen.len() == before {
-            break;
-        }
-    }
-}
-
-fn status_words(s: &std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => format!("exited with status {c}"),
-        (None, Some(sig)) => format!("was killed by signal {sig}"),
-        _ => "ended".into(),
-    }
-}
-
-fn stderr_words(stderr: &str) -> String {
-    if stderr.is_empty() {
-        String::new()
-    } else {
-        format!("; stderr ends with: {stderr}")
-    }
-}
-
-/// Why a tool_result the transcript expects did not come.
-fn why_missing(ending: &Ending, log: &SessionLog, timeout: Duration, stderr: &str) -> String {
-    let progress = format!(
-        "{} request(s), {} tool_result(s) received",
-        log.requests,
-        log.results.len()
-    );
-    match ending {
-        Ending::NotStarted(why) => why.clone(),
-        Ending::Served => format!("the conversation stopped ({progress})"),
-        Ending::HandTimedOut => format!(
-            "the conversation was not finished within {timeout:?} ({progress})"
-        ),
-        Ending::TimedOut => format!(
-            "the app did not finish the conversation within {timeout:?} ({progress}); its process group was killed{}",
-            stderr_words(stderr)
-        ),
-        Ending::Exited(s) if log.requests == 0 => format!(
-            "the app {} without calling the Messages API{}",
-            status_words(s),
-            stderr_words(stderr)
-        ),
-        Ending::Exited(s) => format!(
-            "the app {} before the conversation ended ({progress}){}",
-            status_words(s),
-            stderr_words(stderr)
-        ),
-    }
-}
-
-/// The last lines of a file, joined with ` | `.
-fn tail(path: &Path) -> String {
-    let text = std::fs::read(path).unwrap_or_default();
-    memcert::target::last_lines(&String::from_utf8_lossy(&text))
+/// Which listed names are folders or links, for the snapshot's size redaction: read after the
+/// app ended (a folder removed later in the conversation is not known).
+fn listed(obs: &Observation, sandbox: &Sandbox) -> Vec<Listed> {
+    obs.replies
+        .iter()
+        .map(|r| match r {
+            Ok(r) => listed_unchecked(sandbox, r),
+            Err(_) => Default::default(),
+        })
+        .collect()
 }
