@@ -269,13 +269,14 @@ impl CommandSpec {
     }
 }
 
-/// The input of one run: which [`LAYOUT`] items to plant, the profile, the commands.
+/// The input of one run: which [`LAYOUT`](super::LAYOUT) items to plant, the profile, the
+/// commands.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sequence {
-    /// Bit `i` plants [`LAYOUT`]`[i]`.
+    /// Bit `i` plants [`LAYOUT`](super::LAYOUT)`[i]`.
     pub layout: u16,
-    /// [`Profile::ALL`]`[profile % 3]`.
+    /// [`Profile::ALL`](crate::text::Profile::ALL)`[profile % 3]`.
     pub profile: u8,
     /// The commands; only the first [`MAX_COMMANDS`] are run.
     pub commands: Vec<CommandSpec>,

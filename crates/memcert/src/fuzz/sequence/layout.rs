@@ -32,8 +32,9 @@ pub enum Plant {
     HardLinkOutside(&'static str, &'static str),
 }
 
-/// The entries a sequence may plant (bit `i` of [`Sequence::layout`] plants item `i`); parents
-/// are created as needed.
+/// The entries a sequence may plant (bit `i` of
+/// [`Sequence::layout`](super::Sequence::layout) plants item `i`); parents are created as
+/// needed.
 pub const LAYOUT: [Plant; 14] = [
     Plant::File("/memories/a.txt", b"alpha\nbeta\ngamma\n"),
     Plant::File("/memories/d/b.txt", b"beta\n"),

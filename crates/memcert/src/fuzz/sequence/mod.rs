@@ -39,7 +39,7 @@
 //! test only ever gets the store root.
 //!
 //! # Layout
-//! `grammar` is the input ([`Sequence`] and its pieces, and [`decode`]); `layout` the entries a
+//! `grammar` is the input ([`Sequence`] and its pieces, and `decode`); `layout` the entries a
 //! sequence may plant ([`LAYOUT`]) and how the harness plants them; `harness` runs a sequence
 //! on both sides ([`Harness`]); `trial` holds what a run did and the four checks ([`Trial`]);
 //! `observe` walks the store and watches the outside; `seeds` searches for seed inputs.

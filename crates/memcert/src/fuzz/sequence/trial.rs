@@ -20,7 +20,7 @@ pub struct Exchange {
     pub kind: OutcomeKind,
 }
 
-/// What one run of a [`Sequence`] did.
+/// What one run of a [`Sequence`](super::Sequence) did.
 #[derive(Clone, Debug)]
 pub struct Trial {
     /// Every command sent, in order.
