@@ -22,6 +22,9 @@ fi
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 
+echo "==> cargo clippy (too_many_lines)"
+cargo clippy --workspace --all-targets --locked -- -A clippy::all -D clippy::too_many_lines
+
 echo "==> cargo test"
 # Snapshots are never written here: review changes with `cargo insta review`.
 INSTA_UPDATE=no cargo test --workspace --locked

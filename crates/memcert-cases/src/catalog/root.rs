@@ -40,6 +40,7 @@ fn root_view(id: &str, path: &str, src: &[&str]) -> Case {
         .done()
 }
 
+#[allow(clippy::too_many_lines)] // one table literal: the root cases
 pub(super) fn cases() -> Vec<Case> {
     vec![
         guarded(

@@ -60,12 +60,15 @@ fn dir(path: &str) -> ListEntry {
 }
 
 pub(super) fn cases() -> Vec<Case> {
+    let mut v = planted();
+    v.extend(root_symlink());
+    v
+}
+
+#[allow(clippy::too_many_lines)] // one table literal: the planted-scenario cases
+fn planted() -> Vec<Case> {
     let sibling = "A link to the folder beside the root (memories_evil) MUST NOT be followed: nothing in it may be read, written, removed or moved.";
-    let root_link = "A store root that is a link to the outside MUST NOT be followed: every command is refused (or served from a store that stays inside), nothing outside is read or written.";
-    let confined = || {
-        success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the link")
-    };
-    let mut v = vec![
+    vec![
         // --- a link to the sibling folder, relative and absolute ---
         B::must("scenario/sibling-link/relative/view", sibling, &["§3 S-1"])
             .scenario(scenarios::sibling_link_relative())
@@ -206,8 +209,16 @@ pub(super) fn cases() -> Vec<Case> {
                 success_is(Verdict::NonStrict, "a listing that is cut short or otherwise differs"),
             ])
             .done(),
-    ];
-    // --- the root itself replaced by a link to the outside ---
+    ]
+}
+
+/// The root itself replaced by a link to the outside, one case per command.
+fn root_symlink() -> Vec<Case> {
+    let root_link = "A store root that is a link to the outside MUST NOT be followed: every command is refused (or served from a store that stays inside), nothing outside is read or written.";
+    let confined = || {
+        success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the link")
+    };
+    let mut v = Vec::new();
     for (command, input) in [
         ("view", json!({"command": "view", "path": "/memories"})),
         (

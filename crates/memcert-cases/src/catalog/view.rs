@@ -44,6 +44,7 @@ fn ranged(path: &str, range: serde_json::Value) -> serde_json::Value {
     json!({"command": "view", "path": path, "view_range": range})
 }
 
+#[allow(clippy::too_many_lines)] // one table literal: the view cases
 pub(super) fn cases() -> Vec<Case> {
     vec![
         B::must("view/dir/empty-root", "view of an empty /memories MUST list the root itself under the documented header.", &["§2.1 [A1]"])

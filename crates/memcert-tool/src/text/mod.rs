@@ -615,49 +615,12 @@ pub fn format_size(bytes: u64, format: SizeFormat) -> String {
 pub fn render(profile: Profile, outcome: &Outcome) -> String {
     let table = profile.table();
     let template = table.template(outcome.kind());
-    // One buffer for header and lines: file views are the hot path (benches/handler.rs).
-    let numbered = |header: &str, lines: &mut dyn Iterator<Item = (usize, &str)>, hint: usize| {
-        let mut out = String::with_capacity(header.len() + hint + 1);
-        out.push_str(header);
-        out.push('\n');
-        for (i, (n, l)) in lines.enumerate() {
-            if i > 0 {
-                out.push('\n');
-            }
-            push_line_number(&mut out, n);
-            out.push_str(l);
-        }
-        out
-    };
     let text = match outcome {
         Outcome::ViewDir {
             path,
             size,
             entries,
-        } => {
-            let mut out = fill(template, &[("path", path)]);
-            let root = canonical_of(path);
-            out.push('\n');
-            out.push_str(&format!(
-                "{}\t{}",
-                format_size(*size, table.size_format),
-                root
-            ));
-            for e in entries {
-                let slash = if e.dir && table.dir_trailing_slash {
-                    "/"
-                } else {
-                    ""
-                };
-                out.push_str(&format!(
-                    "\n{}\t{}{}",
-                    format_size(e.size, table.size_format),
-                    e.path,
-                    slash
-                ));
-            }
-            out
-        }
+        } => listing(table, template, path, *size, entries),
         Outcome::ViewFile {
             path,
             first,
@@ -754,6 +717,56 @@ pub fn render(profile: Profile, outcome: &Outcome) -> String {
     } else {
         text
     }
+}
+
+/// A directory listing: the header, then the listed folder and each entry, one `<size>\t<path>`
+/// line each, in the table's size format (a directory entry ending in `/` when the table says
+/// so).
+fn listing(
+    table: &ProfileTable,
+    template: &str,
+    path: &str,
+    size: u64,
+    entries: &[ListEntry],
+) -> String {
+    let mut out = fill(template, &[("path", path)]);
+    let root = canonical_of(path);
+    out.push('\n');
+    out.push_str(&format!(
+        "{}\t{}",
+        format_size(size, table.size_format),
+        root
+    ));
+    for e in entries {
+        let slash = if e.dir && table.dir_trailing_slash {
+            "/"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "\n{}\t{}{}",
+            format_size(e.size, table.size_format),
+            e.path,
+            slash
+        ));
+    }
+    out
+}
+
+/// `header`, then `lines` as `<number>\t<line>` lines; `hint` is about the bytes the lines
+/// take. One buffer for header and lines: file views are the hot path (benches/handler.rs).
+fn numbered(header: &str, lines: &mut dyn Iterator<Item = (usize, &str)>, hint: usize) -> String {
+    let mut out = String::with_capacity(header.len() + hint + 1);
+    out.push_str(header);
+    out.push('\n');
+    for (i, (n, l)) in lines.enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        push_line_number(&mut out, n);
+        out.push_str(l);
+    }
+    out
 }
 
 /// Append `n` right-aligned in [`LINE_NUMBER_WIDTH`] columns and a tab (`format!("{n:>6}\t")`,

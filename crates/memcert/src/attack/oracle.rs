@@ -107,56 +107,14 @@ pub struct Judgement {
 /// Judge a case from its observation. Pure.
 pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> Judgement {
     if let Some(why) = &obs.skipped {
-        return Judgement {
-            verdict: Verdict::Skipped,
-            findings: vec![Finding {
-                verdict: Verdict::Skipped,
-                kind: "skipped".into(),
-                detail: why.clone(),
-            }],
-            steps: Vec::new(),
-        };
+        return skipped(why);
     }
     let mut findings = Vec::new();
     let mut steps = Vec::new();
     for (i, reply) in obs.replies.iter().enumerate() {
         match reply {
             Ok(r) => {
-                // Every byte of the answer counts, not only text blocks.
-                let text = match &r.content {
-                    crate::protocol::Content::Text(t) => t.clone(),
-                    other => serde_json::to_string(other).unwrap_or_default(),
-                };
-                if !obs.token.is_empty() && text.contains(&obs.token) {
-                    findings.push(Finding {
-                        verdict: Verdict::Unsafe,
-                        kind: "outside-read".into(),
-                        detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
-                    });
-                }
-                // Take out what the reply echoes of the input, then look for host paths.
-                let mut rest = text.clone();
-                // Only inputs that themselves spell a host path are taken out.
-                for echoed in obs.inputs.get(i).into_iter().flatten() {
-                    if obs
-                        .host_paths
-                        .iter()
-                        .any(|h| !h.is_empty() && echoed.contains(h.as_str()))
-                    {
-                        rest = rest.replace(echoed.as_str(), "");
-                    }
-                }
-                if let Some(h) = obs
-                    .host_paths
-                    .iter()
-                    .find(|h| !h.is_empty() && rest.contains(h.as_str()))
-                {
-                    findings.push(Finding {
-                        verdict: Verdict::Unsafe,
-                        kind: "host-path-disclosed".into(),
-                        detail: format!("step {}: the reply discloses the host path {h}", i + 1),
-                    });
-                }
+                findings.extend(disclosures(i, r, obs));
                 if let Some(step) = case.steps.get(i) {
                     let g = grade_step(step, r, profile, case.level, strict);
                     if g.verdict != Verdict::Pass {
@@ -176,6 +134,76 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
             }),
         }
     }
+    findings.extend(outside_findings(case, obs));
+    findings.extend(check_findings(case, obs));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
+    let verdict = findings.first().map(|f| f.verdict).unwrap_or(Verdict::Pass);
+    Judgement {
+        verdict,
+        findings,
+        steps,
+    }
+}
+
+/// The judgement of a case the runner did not run: SKIPPED, with the reason.
+fn skipped(why: &str) -> Judgement {
+    Judgement {
+        verdict: Verdict::Skipped,
+        findings: vec![Finding {
+            verdict: Verdict::Skipped,
+            kind: "skipped".into(),
+            detail: why.to_owned(),
+        }],
+        steps: Vec::new(),
+    }
+}
+
+/// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
+/// a host path that is not an echo of the step's input.
+fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    // Every byte of the answer counts, not only text blocks.
+    let text = match &r.content {
+        crate::protocol::Content::Text(t) => t.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    };
+    if !obs.token.is_empty() && text.contains(&obs.token) {
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: "outside-read".into(),
+            detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
+        });
+    }
+    // Take out what the reply echoes of the input, then look for host paths.
+    let mut rest = text.clone();
+    // Only inputs that themselves spell a host path are taken out.
+    for echoed in obs.inputs.get(i).into_iter().flatten() {
+        if obs
+            .host_paths
+            .iter()
+            .any(|h| !h.is_empty() && echoed.contains(h.as_str()))
+        {
+            rest = rest.replace(echoed.as_str(), "");
+        }
+    }
+    if let Some(h) = obs
+        .host_paths
+        .iter()
+        .find(|h| !h.is_empty() && rest.contains(h.as_str()))
+    {
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: "host-path-disclosed".into(),
+            detail: format!("step {}: the reply discloses the host path {h}", i + 1),
+        });
+    }
+    findings
+}
+
+/// What the disk shows outside the store: changes around the root, a race that never swapped,
+/// outside content copied into the store.
+fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
+    let mut findings = Vec::new();
     for change in diff(&obs.outside_before, &obs.outside_after) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
@@ -200,6 +228,12 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
             ),
         });
     }
+    findings
+}
+
+/// The case's checks that the paths inside the store do not satisfy.
+fn check_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
+    let mut findings = Vec::new();
     // A run cut short by a fault still shows damage: UNSAFE checks always count, the others
     // only when every command was answered.
     let complete = obs.replies.len() == case.steps.len() && obs.replies.iter().all(Result::is_ok);
@@ -218,13 +252,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
             });
         }
     }
-    findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
-    let verdict = findings.first().map(|f| f.verdict).unwrap_or(Verdict::Pass);
-    Judgement {
-        verdict,
-        findings,
-        steps,
-    }
+    findings
 }
 
 /// Changes between two trees, one sentence each, relative paths only.

@@ -44,6 +44,25 @@ impl<W: Write> Reporter for Terminal<W> {
 
 /// The whole report as text (no colours, stable order).
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
+    let mut s = header(summary);
+    s.push_str(&failures(cases));
+    s.push_str(&expected_failures(cases));
+    s.push_str(&one_line_verdicts(cases));
+    if let Some(b) = &summary.baseline {
+        s.push_str(&baseline(b, cases));
+    }
+    s.push('\n');
+    s.push_str(&table(cases));
+    s.push_str(&list_entries(summary));
+    s.push_str(&verdict(summary, cases));
+    if let Some(b) = &summary.baseline {
+        s.push_str(&baseline_verdict(b));
+    }
+    s
+}
+
+/// The first lines: memcert's version, the target, the profile and the number of cases.
+fn header(summary: &Summary) -> String {
     let mut s = String::new();
     s.push_str(&format!("memcert {} certify\n", env!("CARGO_PKG_VERSION")));
     s.push_str(&format!("target:  {}\n", visible(&summary.target)));
@@ -53,6 +72,13 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         if summary.strict { " (strict)" } else { "" },
         summary.total
     ));
+    s
+}
+
+/// Every UNSAFE, ERROR and FAIL case the expected-failures list does not excuse, in full, worst
+/// verdict first.
+fn failures(cases: &[CaseRecord]) -> String {
+    let mut s = String::new();
     for v in [Verdict::Unsafe, Verdict::Error, Verdict::Fail] {
         for c in cases
             .iter()
@@ -62,6 +88,12 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&detail(c));
         }
     }
+    s
+}
+
+/// The cases the expected-failures list excuses, one line each with the list's reason.
+fn expected_failures(cases: &[CaseRecord]) -> String {
+    let mut s = String::new();
     let excused: Vec<&CaseRecord> = cases
         .iter()
         .filter(|c| c.expected_failure.is_some())
@@ -78,6 +110,12 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             ));
         }
     }
+    s
+}
+
+/// The NON-STRICT, INFO and SKIPPED cases, one line each with their first finding.
+fn one_line_verdicts(cases: &[CaseRecord]) -> String {
+    let mut s = String::new();
     for v in [Verdict::NonStrict, Verdict::Info, Verdict::Skipped] {
         let list: Vec<&CaseRecord> = cases.iter().filter(|c| c.verdict == v).collect();
         if list.is_empty() {
@@ -89,11 +127,13 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&format!("  {:<48} {}\n", c.id, visible(why)));
         }
     }
-    if let Some(b) = &summary.baseline {
-        s.push_str(&baseline(b, cases));
-    }
-    s.push('\n');
-    s.push_str(&table(cases));
+    s
+}
+
+/// The expected-failure entries that are stale (their cases all pass) and those that matched no
+/// case of the run.
+fn list_entries(summary: &Summary) -> String {
+    let mut s = String::new();
     if !summary.stale.is_empty() {
         s.push_str(&format!(
             "\nSTALE expected failures ({}): these entries' cases all pass now; remove them\n",
@@ -112,6 +152,11 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             s.push_str(&format!("  {}\n", visible(id)));
         }
     }
+    s
+}
+
+/// The verdict line: CERTIFIED, or NOT CERTIFIED with what blocks it.
+fn verdict(summary: &Summary, cases: &[CaseRecord]) -> String {
     let mut bad: Vec<String> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
         .iter()
         .filter_map(|v| {
@@ -135,34 +180,33 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         String::new()
     };
     if summary.certified {
-        s.push_str(&format!(
-            "\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL{excused})\n"
-        ));
+        format!("\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL{excused})\n")
     } else {
-        s.push_str(&format!("\nverdict: NOT CERTIFIED ({})\n", bad.join(", ")));
+        format!("\nverdict: NOT CERTIFIED ({})\n", bad.join(", "))
     }
-    if let Some(b) = &summary.baseline {
-        let mut bad = Vec::new();
-        if !b.regressions.is_empty() {
-            bad.push(format!("{} REGRESSION", b.regressions.len()));
-        }
-        if !b.stale.is_empty() {
-            bad.push(format!("{} STALE", b.stale.len()));
-        }
-        if bad.is_empty() {
-            s.push_str(&format!(
-                "baseline: PASSED ({} unchanged, {} NEW)\n",
-                b.unchanged,
-                b.new.len()
-            ));
-        } else {
-            s.push_str(&format!(
-                "baseline: FAILED ({}): the run fails; for a deliberate change, rerun with --update-baseline and accept the .snap.new files\n",
-                bad.join(", ")
-            ));
-        }
+}
+
+/// The baseline line after the verdict: PASSED, or FAILED with the REGRESSION and STALE counts.
+fn baseline_verdict(b: &crate::baseline::BaselineSummary) -> String {
+    let mut bad = Vec::new();
+    if !b.regressions.is_empty() {
+        bad.push(format!("{} REGRESSION", b.regressions.len()));
     }
-    s
+    if !b.stale.is_empty() {
+        bad.push(format!("{} STALE", b.stale.len()));
+    }
+    if bad.is_empty() {
+        format!(
+            "baseline: PASSED ({} unchanged, {} NEW)\n",
+            b.unchanged,
+            b.new.len()
+        )
+    } else {
+        format!(
+            "baseline: FAILED ({}): the run fails; for a deliberate change, rerun with --update-baseline and accept the .snap.new files\n",
+            bad.join(", ")
+        )
+    }
 }
 
 /// The comparison with the baseline: every REGRESSION with its diff, then the NEW cases and

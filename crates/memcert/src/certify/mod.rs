@@ -1,0 +1,136 @@
+//! The runner: the only module that sees both a case and a target.
+//!
+//! [`run`] lays out a sandbox per case, resets the target over it, sends the case's commands,
+//! observes the disk, asks `attack::oracle::judge` for the verdict and sends events to a
+//! [`Reporter`]. It prints nothing itself.
+//!
+//! This module holds what a run is asked to do ([`Config`]), the choice of cases ([`select`])
+//! and the loop over them ([`run`]); the rest, one job per module: `case` runs one case
+//! (preparation, commands, observation), `black_box` plans the set-up of black-box mode, `race`
+//! is the harness side of a race, `record` turns an observation into a [`CaseRecord`] and a run's
+//! verdicts into its [`Summary`], `snapshots` glues a case to the baseline, and `events` holds
+//! what reporters receive.
+
+mod black_box;
+mod case;
+mod events;
+mod race;
+mod record;
+mod snapshots;
+
+pub use black_box::{black_box_prelude, MAX_PRELUDE};
+pub use case::{instantiate, run_case, skip_reason, strings_of};
+pub use events::{Collect, Event, Fanout, Reporter};
+pub use record::{record, CaseRecord, StepRecord, Summary};
+pub use snapshots::{baseline_summary_of, listed_unchecked};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::baseline::Baseline;
+use crate::expected::ExpectedFailures;
+use crate::suite::Case;
+use crate::target::Target;
+use crate::text::Profile;
+
+/// What a run is asked to do. The default: profile `docs`, not strict, nothing expected to fail.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Which wording is PASS.
+    pub profile: Profile,
+    /// NON-STRICT becomes FAIL.
+    pub strict: bool,
+    /// Known failures that do not stop certification (`--expected-failures`).
+    pub expected: ExpectedFailures,
+    /// Black-box mode (`--memory-dir-unknown`): the handler's store is not the `memories_dir`
+    /// memcert gives it (a database, a dict, another folder). Planted files are made through
+    /// the handler's own `create` commands instead ([`black_box_prelude`]); cases that need
+    /// anything `create` cannot make (links, FIFOs, empty folders, bytes that are not UTF-8,
+    /// races) are SKIPPED with the reason; checks on disk are dropped, so state is judged only
+    /// through the handler's answers. The canaries around the sandbox are still watched.
+    pub black_box: bool,
+    /// Whether to take a snapshot of each case's answers (`memcert snapshot`) and compare it
+    /// with a baseline (`--baseline`).
+    pub snapshots: Snapshots,
+}
+
+/// What a run does with snapshots of the answers (`crate::baseline`).
+#[derive(Clone, Debug, Default)]
+pub enum Snapshots {
+    /// Nothing (the default).
+    #[default]
+    Off,
+    /// Take a snapshot of every case that can have one ([`CaseRecord::snapshot`]).
+    Record,
+    /// Take them and compare each with the baseline ([`CaseRecord::baseline`],
+    /// [`Summary::baseline`]).
+    Compare(std::sync::Arc<Baseline>),
+}
+
+/// Keep the cases whose id matches one of `include` (all when empty) and none of `exclude`.
+/// Globs use `*` for any characters, `/` included.
+///
+/// # Errors
+/// A malformed glob.
+pub fn select(
+    cases: Vec<Case>,
+    include: &[String],
+    exclude: &[String],
+) -> Result<Vec<Case>, globset::Error> {
+    let set = |globs: &[String]| -> Result<GlobSet, globset::Error> {
+        let mut b = GlobSetBuilder::new();
+        for g in globs {
+            b.add(Glob::new(g)?);
+        }
+        b.build()
+    };
+    let inc = set(include)?;
+    let exc = set(exclude)?;
+    Ok(cases
+        .into_iter()
+        .filter(|c| (include.is_empty() || inc.is_match(&c.id)) && !exc.is_match(&c.id))
+        .collect())
+}
+
+/// [`run`] that also returns every case record, in run order.
+pub fn run_collect(
+    config: &Config,
+    cases: &[Case],
+    target: &mut dyn Target,
+) -> (Summary, Vec<CaseRecord>) {
+    let mut c = Collect::default();
+    let summary = run(config, cases, target, &mut c);
+    (summary, c.0)
+}
+
+/// Run every case against `target`, reporting as it goes, and return the totals.
+pub fn run(
+    config: &Config,
+    cases: &[Case],
+    target: &mut dyn Target,
+    reporter: &mut dyn Reporter,
+) -> Summary {
+    let name = target.describe();
+    reporter.event(&Event::Started {
+        target: &name,
+        profile: config.profile,
+        total: cases.len(),
+    });
+    let mut verdicts = Vec::with_capacity(cases.len());
+    let mut compared = Vec::new();
+    for case in cases {
+        let rec = run_case(case, target, config);
+        verdicts.push(rec.verdict);
+        if let Some(c) = &rec.baseline {
+            compared.push((rec.id.clone(), c.clone()));
+        }
+        reporter.event(&Event::CaseFinished(&rec));
+    }
+    target.shutdown();
+    let outcomes = cases.iter().map(|c| c.id.as_str()).zip(verdicts);
+    let mut summary = Summary::of(target.describe(), config, outcomes);
+    if let Snapshots::Compare(b) = &config.snapshots {
+        summary.baseline = Some(snapshots::baseline_summary(b, cases, &compared));
+    }
+    reporter.event(&Event::Finished(&summary));
+    summary
+}

@@ -1,0 +1,137 @@
+//! The runner's side of baselines ([`Snapshots`]): the directories and links a listing answer
+//! names, a case's snapshot and its comparison with the baseline, and a run's baseline totals.
+
+use serde_json::Value;
+
+use super::{Config, Snapshots};
+use crate::attack::oracle::Observation;
+use crate::attack::sandbox::Sandbox;
+use crate::baseline::{Baseline, BaselineSummary, Comparison, Snapshot};
+use crate::protocol::ToolResult;
+use crate::suite::Case;
+
+/// The entries of a listing answer that are directories or links on disk now, right after the
+/// answer (`crate::baseline`'s `dir-size` and `link-size` rules).
+///
+/// # Ambient authority
+/// `lstat` by host path, inside the case's store root (listing paths resolved lexically,
+/// `baseline::entry_key`; intermediate links are followed, as by the handler that listed them).
+pub fn listed_unchecked(sandbox: &Sandbox, reply: &ToolResult) -> crate::baseline::Entries {
+    use crate::baseline::{entry_key, listing_lines, EntryKind};
+    let text = reply.text();
+    let mut out = crate::baseline::Entries::new();
+    for (_, _, path) in listing_lines(&text) {
+        let Some(key) = entry_key(path) else { continue };
+        let rel = key["/memories".len()..].trim_start_matches('/');
+        let host = if rel.is_empty() {
+            sandbox.root().to_path_buf()
+        } else {
+            sandbox.root().join(rel)
+        };
+        match std::fs::symlink_metadata(&host) {
+            Ok(m) if m.file_type().is_symlink() => out.insert(key, EntryKind::Link),
+            Ok(m) if m.is_dir() => out.insert(key, EntryKind::Dir),
+            _ => continue,
+        };
+    }
+    out
+}
+
+/// The redacted snapshot of a case's answers, when the run takes snapshots
+/// ([`Config::snapshots`]) and the case can have one (not SKIPPED, not a race).
+pub(super) fn case_snapshot(
+    case: &Case,
+    inputs: &[Value],
+    obs: &Observation,
+    config: &Config,
+) -> Option<Snapshot> {
+    match (&config.snapshots, &obs.skipped, &case.race) {
+        (Snapshots::Off, _, _) | (_, Some(_), _) | (_, _, Some(_)) => None,
+        _ => Some(
+            crate::baseline::Redactor::new(&obs.host_paths, &obs.token).snapshot(
+                &case.id,
+                inputs,
+                &obs.replies,
+                &obs.listed,
+            ),
+        ),
+    }
+}
+
+/// How a case compares with the baseline, when the run compares ([`Snapshots::Compare`]): its
+/// `snapshot` compared, or why there is none.
+pub(super) fn case_comparison(
+    snapshot: Option<&Snapshot>,
+    obs: &Observation,
+    config: &Config,
+) -> Option<Comparison> {
+    match &config.snapshots {
+        Snapshots::Compare(b) => Some(match (snapshot, &obs.skipped) {
+            (Some(s), _) => b.compare(s),
+            (None, Some(_)) => Comparison::NotCompared {
+                reason: "SKIPPED: no answers to compare".into(),
+            },
+            (None, None) => Comparison::NotCompared {
+                reason: "a race: its answers depend on timing".into(),
+            },
+        }),
+        _ => None,
+    }
+}
+
+/// The totals of a comparison with `baseline`: the run's comparisons, and every snapshot whose
+/// case was not run: STALE when memcert's catalog (every level) no longer has the case, else not
+/// run.
+pub(super) fn baseline_summary(
+    baseline: &Baseline,
+    cases: &[Case],
+    compared: &[(String, Comparison)],
+) -> BaselineSummary {
+    let run: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+    baseline_summary_of(baseline, &run, compared, &|left| {
+        let all: std::collections::HashSet<String> =
+            crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full)
+                .into_iter()
+                .map(|c| c.id)
+                .collect();
+        left.iter().map(|id| all.contains(*id)).collect()
+    })
+}
+
+/// [`baseline_summary`] for any set of cases: `run` are the ids run, `exists` says for each
+/// snapshot left over whether its case still exists (not run) or not (STALE).
+pub fn baseline_summary_of(
+    baseline: &Baseline,
+    run: &[&str],
+    compared: &[(String, Comparison)],
+    exists: &dyn Fn(&[&String]) -> Vec<bool>,
+) -> BaselineSummary {
+    let mut s = BaselineSummary {
+        dir: baseline.dir.display().to_string(),
+        ..BaselineSummary::default()
+    };
+    for (id, c) in compared {
+        match c {
+            Comparison::Unchanged => s.unchanged += 1,
+            Comparison::Regression { .. } => s.regressions.push(id.clone()),
+            Comparison::New => s.new.push(id.clone()),
+            Comparison::NotCompared { .. } => s.not_compared += 1,
+        }
+    }
+    let run: std::collections::HashSet<&str> = run.iter().copied().collect();
+    let left: Vec<&String> = baseline
+        .snapshots
+        .keys()
+        .filter(|id| !run.contains(id.as_str()))
+        .collect();
+    if !left.is_empty() {
+        for (id, still) in left.iter().zip(exists(&left)) {
+            if still {
+                s.not_run += 1;
+            } else {
+                s.stale.push((*id).clone());
+            }
+        }
+    }
+    s
+}
