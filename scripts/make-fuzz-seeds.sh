@@ -2,7 +2,7 @@
 # Regenerate the curated seed corpora under fuzz/seeds/ from the payload grammar: the depth-2
 # payload of every (dot, slash) spelling and every data payload, as a path (vpath) and inside a
 # tool_use input in a rotating path field (tool_input); and the command_sequence seeds, from a
-# small fixed-seed coverage search (attack::sequence::seed_inputs). Deterministic; commit the result.
+# small fixed-seed coverage search (memcert::fuzz::sequence::seed_inputs). Deterministic; commit the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --release
@@ -32,4 +32,4 @@ for line in out.splitlines():
     n += 1
 print(f"{n} seeds per target")
 PY
-cargo test --quiet --test fuzz_regressions -- --ignored write_command_sequence_seeds
+cargo test --quiet -p memcert --test fuzz_regressions -- --ignored write_command_sequence_seeds

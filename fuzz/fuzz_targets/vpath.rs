@@ -1,3 +1,3 @@
 #![no_main]
-//! Arbitrary bytes as a memory path; see `memcert::attack::fuzz::vpath`.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| memcert::attack::fuzz::vpath(data));
+//! Arbitrary bytes as a memory path; see `memcert::fuzz::vpath`.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| memcert::fuzz::vpath(data));

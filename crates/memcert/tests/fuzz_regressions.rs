@@ -86,7 +86,7 @@ fn command_sequence_seeds_and_regressions() {
 }
 
 /// Regenerates `fuzz/seeds/command_sequence/` (deterministic: a fixed-seed RNG, kept while
-/// they reach new (command, outcome) pairs; see `attack::sequence::seed_inputs`). Commit the
+/// they reach new (command, outcome) pairs; see `memcert::fuzz::sequence::seed_inputs`). Commit the
 /// result. Also run by `scripts/make-fuzz-seeds.sh`.
 #[test]
 #[ignore = "writes fuzz/seeds/command_sequence/"]

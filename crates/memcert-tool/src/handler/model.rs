@@ -3,7 +3,7 @@
 //! [`ToolResult`] as [`super::reference::Reference`] on a store holding the same tree.
 //!
 //! The model exists to be compared with the reference (property tests in `tests/model/`, the
-//! `command_sequence` fuzz target in `crate::attack::sequence`): it computes the same
+//! `command_sequence` fuzz target in `memcert::fuzz::sequence`): it computes the same
 //! [`Outcome`] by following the reference's steps in the same order (walk the parents without
 //! following links, `lstat` the last name, refuse, then act) and renders it with the same
 //! profile. What does not touch a file is not written twice: path parsing, rename's lexical

@@ -1,6 +1,6 @@
 //! The in-memory model (`handler::model`) against the reference handler: random command
 //! sequences over a store with planted links (inside, outside, dangling), a FIFO and a hard
-//! link, run on both through `attack::sequence::Harness` (a sandbox on `/dev/shm` when there is
+//! link, run on both through `memcert::fuzz::sequence::Harness` (a sandbox on `/dev/shm` when there is
 //! one, canaries around the store). Three properties, each checked on its own cases:
 //! - `replies_are_identical`: every `ToolResult` (is_error and text) of the reference equals the
 //!   model's, and no reply holds a host path or the canary that the model's does not;
