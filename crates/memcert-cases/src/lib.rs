@@ -141,7 +141,7 @@ pub enum LinkTo {
     /// This exact link text (relative links, dangling absolute paths, loops).
     Raw(String),
     /// Absolute host path of the folder `<base>/<name>` beside the root (`memories_evil`, whose
-    /// name starts like the root's: prefix confusion, B04, B05).
+    /// name starts like the root's: prefix confusion, bug:B04, bug:B05).
     Sibling(String),
 }
 
@@ -230,7 +230,7 @@ pub enum Expected {
 pub struct Case {
     /// Stable slug id, e.g. `view/file/view-range/inverted`.
     pub id: String,
-    /// Spec rows (`§2.1 [C7]`, `§3 S-4`) and bug ids (`B04`) it implements.
+    /// Spec rows (`spec:2.1/C7`, `spec:3/S-4`) and bug ids (`bug:B04`) it implements.
     pub source: Vec<String>,
     /// Where it is defined, workspace-relative: `file:line` of its builder call in the catalog
     /// (`crates/memcert-cases/src/catalog/view.rs:42`), of its record in `payloads.toml`, or the
@@ -270,7 +270,7 @@ impl Case {
 
 /// A bounded race: while the case's steps run, the harness keeps exchanging two in-root names
 /// atomically (`renameat2(RENAME_EXCHANGE)`), typically a real directory and a planted symlink to
-/// the outside, as another local process could (§3 S-10, B12, B13). It stops when the last step
+/// the outside, as another local process could (spec:3/S-10, bug:B12, bug:B13). It stops when the last step
 /// is answered, or after [`Race::max_swaps`] exchanges, whichever comes first.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Race {

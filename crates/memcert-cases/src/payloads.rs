@@ -259,7 +259,7 @@ pub fn corpus() -> Vec<Payload> {
             depth: None,
             text,
             real: false,
-            source: vec!["B07".into()],
+            source: vec!["bug:B07".into()],
             defined: concat!(file!(), ":", line!()).into(),
         });
     }

@@ -15,14 +15,14 @@
 //!
 //! | scenario | planted | source |
 //! |---|---|---|
-//! | [`sibling_link_relative`], [`sibling_link_absolute`] | a link to `<base>/memories_evil`, the folder beside the root whose name starts like it | §3 S-1, B04, B05 |
-//! | [`socket`] | a UNIX domain socket file | §2.1 [C27] (FIFO), §3 S-1 |
-//! | [`no_permission_file`], [`no_permission_dir`] | a file, a folder with mode 000 | B07 (raw `EACCES` errors carry the host path) |
-//! | [`read_only_dir`] | a folder with mode 0500 | B07 |
-//! | [`non_utf8_name`] | a file name that is not UTF-8 | §2.1 [D3], [D5] |
-//! | [`deep_chain`] | 300 nested folders | B14, §3 P-10 |
-//! | [`many_entries`] | 5,000 files in one folder | §2.1 [D3] |
-//! | [`root_symlink`] | the store root itself replaced by a link to the outside | B10 |
+//! | [`sibling_link_relative`], [`sibling_link_absolute`] | a link to `<base>/memories_evil`, the folder beside the root whose name starts like it | spec:3/S-1, bug:B04, bug:B05 |
+//! | [`socket`] | a UNIX domain socket file | spec:2.1/C27 (FIFO), spec:3/S-1 |
+//! | [`no_permission_file`], [`no_permission_dir`] | a file, a folder with mode 000 | bug:B07 (raw `EACCES` errors carry the host path) |
+//! | [`read_only_dir`] | a folder with mode 0500 | bug:B07 |
+//! | [`non_utf8_name`] | a file name that is not UTF-8 | spec:2.1/D3, spec:2.1/D5 |
+//! | [`deep_chain`] | 300 nested folders | bug:B14, spec:3/P-10 |
+//! | [`many_entries`] | 5,000 files in one folder | spec:2.1/D3 |
+//! | [`root_symlink`] | the store root itself replaced by a link to the outside | bug:B10 |
 //!
 //! # Guarantees
 //! - A scenario plants only inside its case's sandbox, and every scenario of [`all`] is used by
@@ -46,7 +46,7 @@ pub struct Scenario {
     pub left_by: &'static str,
     /// What is planted, in words.
     pub what: &'static str,
-    /// Spec rows (`§3 S-1`) and bug ids (`B10`) it answers.
+    /// Spec rows (`spec:3/S-1`) and bug ids (`bug:B10`) it answers.
     pub source: &'static [&'static str],
     /// The items, in planting order.
     pub setup: Vec<Fs>,
@@ -97,13 +97,13 @@ pub fn many_name(i: usize) -> String {
 
 /// A relative link to the folder beside the root: `/memories/sib_rel -> ../memories_evil`. A
 /// prefix check without a separator (`startsWith(<base>/memories)`) takes its real path for a
-/// path inside the root (B05).
+/// path inside the root (bug:B05).
 pub fn sibling_link_relative() -> Scenario {
     Scenario {
         id: "sibling-link/relative",
         left_by: "a sync client or a script that links two stores side by side",
         what: "/memories/sib_rel -> ../memories_evil (relative link text)",
-        source: &["§3 S-1", "B04", "B05"],
+        source: &["spec:3/S-1", "bug:B04", "bug:B05"],
         setup: vec![Fs::Symlink {
             path: SIBLING_LINK_RELATIVE.into(),
             target: LinkTo::Raw(format!("../{SIBLING}")),
@@ -117,7 +117,7 @@ pub fn sibling_link_absolute() -> Scenario {
         id: "sibling-link/absolute",
         left_by: "a sync client or a script that links two stores side by side",
         what: "/memories/sib_abs -> <base>/memories_evil (absolute link text)",
-        source: &["§3 S-1", "B04", "B05"],
+        source: &["spec:3/S-1", "bug:B04", "bug:B05"],
         setup: vec![Fs::Symlink {
             path: SIBLING_LINK_ABSOLUTE.into(),
             target: LinkTo::Sibling(SIBLING.into()),
@@ -132,7 +132,7 @@ pub fn socket() -> Scenario {
         id: "socket",
         left_by: "a local server (an editor, an agent daemon) that bound its socket in the store",
         what: "/memories/sock, a socket, beside /memories/notes.txt",
-        source: &["§2.1 [C27]", "§3 S-1"],
+        source: &["spec:2.1/C27", "spec:3/S-1"],
         setup: vec![
             Fs::File {
                 path: "/memories/notes.txt".into(),
@@ -146,13 +146,13 @@ pub fn socket() -> Scenario {
 }
 
 /// A file with mode 000: every open fails with `EACCES`, whose raw message carries the host
-/// path in some runtimes (B07).
+/// path in some runtimes (bug:B07).
 pub fn no_permission_file() -> Scenario {
     Scenario {
         id: "no-permission/file",
         left_by: "a restored backup or another user's process (umask, chmod)",
         what: "/memories/locked.txt with mode 000",
-        source: &["B07"],
+        source: &["bug:B07"],
         setup: vec![
             Fs::File {
                 path: LOCKED_FILE.into(),
@@ -172,7 +172,7 @@ pub fn no_permission_dir() -> Scenario {
         id: "no-permission/dir",
         left_by: "a restored backup or another user's process (umask, chmod)",
         what: "/memories/locked/ (holding a.txt) with mode 000, beside /memories/notes.txt",
-        source: &["B07"],
+        source: &["bug:B07"],
         setup: vec![
             Fs::File {
                 path: "/memories/notes.txt".into(),
@@ -197,7 +197,7 @@ pub fn read_only_dir() -> Scenario {
         id: "read-only-dir",
         left_by: "a restored backup or a sync client that keeps a shared folder read-only",
         what: "/memories/ro/ (holding a.txt) with mode 0500, and /memories/a.md",
-        source: &["B07"],
+        source: &["bug:B07"],
         setup: vec![
             Fs::File {
                 path: "/memories/a.md".into(),
@@ -222,7 +222,7 @@ pub fn non_utf8_name() -> Scenario {
         id: "non-utf8-name",
         left_by: "a sync client or an archive from a system with another name encoding (Latin-1)",
         what: "/memories/raw/ holding ok.txt and bad<0xFF>.txt",
-        source: &["§2.1 [D3]", "§2.1 [D5]"],
+        source: &["spec:2.1/D3", "spec:2.1/D5"],
         setup: vec![
             Fs::File {
                 path: format!("{NON_UTF8_DIR}/ok.txt"),
@@ -244,7 +244,7 @@ pub fn deep_chain() -> Scenario {
         id: "deep-chain",
         left_by: "a restored backup, or a tree built up by renames over time",
         what: "/memories/deep/d/d/.../d/bottom.txt, 300 folders deep, beside /memories/keep.txt",
-        source: &["B14", "§3 P-10"],
+        source: &["bug:B14", "spec:3/P-10"],
         setup: vec![
             Fs::File {
                 path: "/memories/keep.txt".into(),
@@ -264,7 +264,7 @@ pub fn many_entries() -> Scenario {
         id: "many-entries",
         left_by: "a sync client or a runaway process that writes one file per event",
         what: "/memories/many/ holding f00000.txt .. f04999.txt, each `x\\n`",
-        source: &["§2.1 [D3]"],
+        source: &["spec:2.1/D3"],
         setup: vec![Fs::ManyFiles {
             dir: MANY_DIR.into(),
             count: MANY_COUNT,
@@ -274,14 +274,14 @@ pub fn many_entries() -> Scenario {
 
 /// The store root itself replaced by a link to the sandbox's `outside/` folder (canaries inside)
 /// before the handler starts: a handler that resolves or follows its root stores everything
-/// outside (B10, and the related pi-subagents #244 / qwen-code #6842 reports).
+/// outside (bug:B10, and the related pi-subagents #244 / qwen-code #6842 reports).
 pub fn root_symlink() -> Scenario {
     Scenario {
         id: "root-symlink",
         left_by:
             "a dotfile manager, a sync client or an operator who moved the store and linked it",
         what: "<base>/memories -> <base>/outside (the store root is a link)",
-        source: &["B10"],
+        source: &["bug:B10"],
         setup: vec![Fs::RootSymlink {
             target: LinkTo::Outside(String::new()),
         }],

@@ -1,8 +1,8 @@
 //! Verdicts, and how one reply is graded against a step's acceptable replies (pure functions).
 //!
-//! Replies are compared the way `shared/spec/memory-tool-behaviour.md` §1 says they can be:
+//! Replies are compared the way `docs/spec/memory-tool.md` spec:1 says they can be:
 //! `is_error` always, text after an optional leading `Error: `, and directory sizes in listings
-//! never literally (they depend on the filesystem, §0).
+//! never literally (they depend on the filesystem, spec:0).
 
 use std::fmt;
 

@@ -150,7 +150,7 @@ mod tests {
             id: id.into(),
             category: id.split('/').next().unwrap_or("").into(),
             requirement: "R MUST hold.".into(),
-            source: vec!["B01".into()],
+            source: vec!["bug:B01".into()],
             level: memcert::suite::Level::Must,
             verdict,
             expected_failure: None,

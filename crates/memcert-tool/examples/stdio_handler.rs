@@ -45,7 +45,7 @@ fn main() {
             Some("hello") => {
                 json!({"ok": true, "protocol": 1, "handler": "memcert reference (stdio example)"})
             }
-            // A linked store root is not followed: every call is then refused (B10).
+            // A linked store root is not followed: every call is then refused (bug:B10).
             Some("reset") => match request["memories_dir"].as_str() {
                 Some(dir) => {
                     match Reference::open_or_refuse(Path::new(dir), Profile::Docs, options) {

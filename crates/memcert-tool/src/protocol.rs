@@ -10,8 +10,8 @@
 //! A value that is not an object; `command` missing, not a string or not one of the six; a
 //! required field missing or of the wrong JSON type; `view_range` that is not a list of exactly
 //! two integers; `insert_line` that is not an integer. Unknown extra fields are ignored, as both
-//! SDK handlers ignore them (behaviour spec §2.7 [Z4]). `new_str` may be omitted: the doc says
-//! old_str is then deleted (§2.3 [X1]). A negative or too large `insert_line` is well-formed; the
+//! SDK handlers ignore them (behaviour spec spec:2.7/Z4). `new_str` may be omitted: the doc says
+//! old_str is then deleted (spec:2.3/X1). A negative or too large `insert_line` is well-formed; the
 //! handler answers it with the documented range error. An integer above `i64::MAX` is saturated
 //! to `i64::MAX`, which is out of every file's range.
 //!
@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// One memory-tool command, as sent in a `tool_use` block's `input` (spec §2).
+/// One memory-tool command, as sent in a `tool_use` block's `input` (spec spec:2).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
@@ -365,7 +365,7 @@ impl Content {
 pub struct ToolResult {
     /// What the model reads.
     pub content: Content,
-    /// True when the command failed. On the wire the key is absent on success (spec §1).
+    /// True when the command failed. On the wire the key is absent on success (spec spec:1).
     pub is_error: bool,
 }
 

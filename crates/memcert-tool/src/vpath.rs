@@ -19,16 +19,16 @@
 //!
 //! | rule | [`Reason`] | why |
 //! |---|---|---|
-//! | at most 4096 bytes in all | [`Reason::PathTooLong`] | `PATH_MAX`; an over-long path becomes a host error that SDKs echo with the host path (§3 P-10, B07) |
-//! | no control character (Unicode category Cc, NUL included), no U+2028/U+2029, no bidirectional mark or override | [`Reason::ControlCharacter`] | a NUL truncates at the C boundary or crashes the handler (B16); a newline or tab in a name forges listing lines (§3 P-11); an override disguises a name |
-//! | `/memories` followed by `/` or the end | [`Reason::OutsideMemories`] | a bare prefix test accepts `/memoriesX` and `/memories_evil` (B04, B05, B06) |
-//! | no `.` component | [`Reason::DotComponent`] | one spelling per file; `.` aliases the root for delete and rename (B07) |
-//! | no `..` component | [`Reason::DotDotComponent`] | lexical traversal (B01, B02, B03, B18) |
-//! | no empty component, except one trailing `/` | [`Reason::EmptyComponent`] | `//` aliases the root for delete (B07) |
-//! | no `\` | [`Reason::Backslash`] | a later layer or a Windows host treats it as a separator (B21, B25) |
-//! | no percent-encoded `.`, `/`, `\` or control character, nor an overlong UTF-8 escape, at any decoding depth | [`Reason::PercentEncoded`] | a later decoding stage turns `%2e%2e%2f` or `%252e` or `%c0%af` into traversal, or `..%00` into `..` at the C boundary (B16, B19, B20) |
+//! | at most 4096 bytes in all | [`Reason::PathTooLong`] | `PATH_MAX`; an over-long path becomes a host error that SDKs echo with the host path (spec:3/P-10, bug:B07) |
+//! | no control character (Unicode category Cc, NUL included), no U+2028/U+2029, no bidirectional mark or override | [`Reason::ControlCharacter`] | a NUL truncates at the C boundary or crashes the handler (bug:B16); a newline or tab in a name forges listing lines (spec:3/P-11); an override disguises a name |
+//! | `/memories` followed by `/` or the end | [`Reason::OutsideMemories`] | a bare prefix test accepts `/memoriesX` and `/memories_evil` (bug:B04, bug:B05, bug:B06) |
+//! | no `.` component | [`Reason::DotComponent`] | one spelling per file; `.` aliases the root for delete and rename (bug:B07) |
+//! | no `..` component | [`Reason::DotDotComponent`] | lexical traversal (bug:B01, bug:B02, bug:B03, bug:B18) |
+//! | no empty component, except one trailing `/` | [`Reason::EmptyComponent`] | `//` aliases the root for delete (bug:B07) |
+//! | no `\` | [`Reason::Backslash`] | a later layer or a Windows host treats it as a separator (bug:B21, bug:B25) |
+//! | no percent-encoded `.`, `/`, `\` or control character, nor an overlong UTF-8 escape, at any decoding depth | [`Reason::PercentEncoded`] | a later decoding stage turns `%2e%2e%2f` or `%252e` or `%c0%af` into traversal, or `..%00` into `..` at the C boundary (bug:B16, bug:B19, bug:B20) |
 //! | no component whose NFKC form contains `/` or `\` or is `.` or `..` | [`Reason::UnicodeLookalike`] | a careless normaliser folds U+FF0E, U+FF0F, U+2024, U+2025, U+FE52, U+FE68, U+FF3C into dots and separators |
-//! | each component at most 255 bytes | [`Reason::ComponentTooLong`] | `NAME_MAX`; same host-error disclosure as above (§3 P-10) |
+//! | each component at most 255 bytes | [`Reason::ComponentTooLong`] | `NAME_MAX`; same host-error disclosure as above (spec:3/P-10) |
 //!
 //! The checks run in the order of [`Reason`]'s variants; the first rule broken is the reason
 //! reported. Only `/memories` and `/memories/` are the root: `/memories/.`, `/memories//` and
@@ -38,7 +38,7 @@
 //! # Non-guarantees
 //! - A valid `VPath` may still name a symlink, a FIFO or a hard link planted by another process;
 //!   the handler must refuse those when it opens them.
-//! - Case folding is not applied: on a case-insensitive filesystem `A` and `a` name one file (B23).
+//! - Case folding is not applied: on a case-insensitive filesystem `A` and `a` name one file (bug:B23).
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
 //! The race, at length: memcert's reference handler answers view, create, str_replace, insert,
 //! delete and rename through a directory that another thread keeps exchanging with a link to the
-//! outside (`renameat2(RENAME_EXCHANGE)`, as `race/swap-dir/*` and §3 S-10 of the behaviour spec),
+//! outside (`renameat2(RENAME_EXCHANGE)`, as `race/swap-dir/*` and spec:3/S-10 of the behaviour spec),
 //! until at least `--swaps N` exchanges (default 1,000,000) have been made. It prints the swaps,
 //! the commands (answered and refused, per command) and the escapes, which must be 0.
 //!
@@ -83,7 +83,7 @@ fn case(inputs: &[Value]) -> Case {
     Case {
         id: "bench/race".into(),
         defined: concat!(file!(), ":", line!()).into(),
-        source: vec!["§3 S-10".into(), "B12".into(), "B13".into()],
+        source: vec!["spec:3/S-10".into(), "bug:B12".into(), "bug:B13".into()],
         requirement: "While another process swaps a directory for a link to the outside, commands MUST NOT read or write outside the root.".into(),
         level: Level::Must,
         setup: vec![

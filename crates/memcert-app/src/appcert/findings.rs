@@ -186,7 +186,7 @@ pub(super) fn stray_hint(log: &SessionLog, stray: &[String]) -> String {
     }
 }
 
-/// How the app dealt with the injected faults (messages-api-wire §5, §6): finishing anyway is
+/// How the app dealt with the injected faults (wire:5, spec:6): finishing anyway is
 /// recovery (INFO); stopping with a failure status is a loud failure (INFO: nothing was
 /// pretended); exiting 0 without finishing swallowed the failure (FAIL: the user is told all
 /// went well); a timeout or a failed start is an ERROR.

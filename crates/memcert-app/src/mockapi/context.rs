@@ -1,5 +1,5 @@
 //! `context_management` in a request: checked against the documented rules
-//! (`shared/spec/context-editing.md`) into [`ContextFinding`]s, and the `applied_edits` an
+//! (`docs/spec/context-editing.md`) into [`ContextFinding`]s, and the `applied_edits` an
 //! answer reports.
 
 use serde::Serialize;
@@ -9,7 +9,7 @@ use memcert::suite::verdict::Verdict;
 
 use super::session::Request;
 
-/// A finding about the request's `context_management` (`shared/spec/context-editing.md`).
+/// A finding about the request's `context_management` (`docs/spec/context-editing.md`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ContextFinding {
     /// `INFO` for advice (e.g. `memory` not in `exclude_tools`), `NON-STRICT` for a rule broken.
@@ -47,7 +47,7 @@ const CLEAR_THINKING: &str = "clear_thinking_20251015";
 const COMPACT: &str = "compact_20260112";
 const CONTEXT_BETA: &str = "context-management-2025-06-27";
 
-/// Check `context_management` against the documented rules (`shared/spec/context-editing.md`,
+/// Check `context_management` against the documented rules (`docs/spec/context-editing.md`,
 /// parameter shapes as in the pinned SDKs' types): the beta header, `edits` an array of
 /// objects with a known `type`, each parameter's shape, `clear_thinking_20251015` before
 /// `clear_tool_uses_20250919`, and (advice, INFO) `memory` in `exclude_tools`.

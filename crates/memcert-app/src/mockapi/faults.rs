@@ -10,7 +10,7 @@ pub enum Fault {
     /// get a Messages-API-shaped error with this status (`overloaded_error` for 529,
     /// `rate_limit_error` for 429, `api_error` otherwise), `x-should-retry: true` and
     /// `retry-after-ms: 10` for 408, 409, 429 and 5xx, `false` otherwise. Both pinned SDKs retry a
-    /// retryable status twice (messages-api-wire §6).
+    /// retryable status twice (wire:6).
     Status {
         /// HTTP status, 400..=599.
         status: u16,
@@ -32,7 +32,7 @@ pub enum Fault {
     /// `truncate@TURN[xTIMES]`: the answer to that turn ends early but cleanly (the HTTP body
     /// is complete): a stream after its first delta event, with no `message_delta` or
     /// `message_stop`; a JSON body after half its bytes. The Python SDK takes such a stream as a
-    /// partial reply and stops without an error (messages-api-wire §5).
+    /// partial reply and stops without an error (wire:5).
     Truncate {
         /// 1-based turn.
         turn: usize,

@@ -8,7 +8,7 @@
 //! [`MockApi::base_url`] (`http://127.0.0.1:P/s/<n>`, for `ANTHROPIC_BASE_URL`); any prefix
 //! before `/v1/messages` is accepted, and with a single session the `/s/<n>` part may be left out.
 //!
-//! How a request is answered (facts in `shared/spec/messages-api-wire.md`):
+//! How a request is answered (facts in `docs/spec/wire.md`):
 //! - the next turn is picked from the `tool_use_id`s of the last user message, which the mock
 //!   made (`toolu_mc<session>_<turn>_<k>`), so a retry or a thread replay gets the same answer;
 //!   a last message without tool_result blocks starts the conversation;
@@ -26,7 +26,7 @@
 //!   ones with `retry-after-ms: 10`, so SDK retries are fast), an answer cut with the connection
 //!   closed (`drop`), or one that ends early but cleanly (`truncate`);
 //! - `context_management` is checked against the documented rules ([`ContextFinding`],
-//!   `shared/spec/context-editing.md`) and answered with `applied_edits` (nothing cleared), in
+//!   `docs/spec/context-editing.md`) and answered with `applied_edits` (nothing cleared), in
 //!   the message or, streamed, in `message_delta`.
 //!
 //! # Guarantees

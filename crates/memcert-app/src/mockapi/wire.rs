@@ -94,7 +94,7 @@ impl Reply {
     }
 }
 
-/// The statuses the SDKs retry (messages-api-wire §6).
+/// The statuses the SDKs retry (wire:6).
 fn retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 429) || status >= 500
 }
@@ -149,7 +149,7 @@ pub(super) fn injected_status(status: u16, turn: usize) -> Reply {
 }
 
 /// `message` cut short: a stream up to the end of its first delta event (messages-api-wire
-/// §5), a JSON body after half its bytes; with `abort` the connection is then closed, without
+/// spec:5), a JSON body after half its bytes; with `abort` the connection is then closed, without
 /// it the body ends cleanly.
 pub(super) fn cut(message: &Value, stream: bool, abort: bool) -> Reply {
     if stream {

@@ -1,4 +1,4 @@
-//! One assistant turn with several `tool_use` blocks (`memory-tool-behaviour.md` §3,
+//! One assistant turn with several `tool_use` blocks (`memory-tool-behaviour.md` spec:3,
 //! "Concurrency"): the Python runner runs them in order, the TypeScript runner concurrently
 //! (`Promise.all`), which the certifier reproduces with `Target::call_batch` (protocol v1.1
 //! `batch`). Results go back in the model's order, so the model reads them as done in order:
@@ -21,7 +21,7 @@ pub(super) fn cases() -> Vec<Case> {
     };
     let ins = |text: &str| json!({"command": "insert", "path": "/memories/empty.txt", "insert_line": 0, "insert_text": text});
     vec![
-        B::should("batch/create-edit-view", "The calls of one turn SHOULD take effect in the model's order: a str_replace and a view after a create in the same turn see the new file.", &["§3 Concurrency"])
+        B::should("batch/create-edit-view", "The calls of one turn SHOULD take effect in the model's order: a str_replace and a view after a create in the same turn see the new file.", &["spec:3.1"])
             .batch()
             .send(json!({"command": "create", "path": "/memories/p.txt", "file_text": "a\n"}), vec![exact(Outcome::Created { path: "/memories/p.txt".into() })])
             .send(json!({"command": "str_replace", "path": "/memories/p.txt", "old_str": "a", "new_str": "b"}), vec![
@@ -35,7 +35,7 @@ pub(super) fn cases() -> Vec<Case> {
             ])
             .check("/memories/p.txt", Expected::File(b"b\n".to_vec()), Verdict::NonStrict, "/memories/p.txt holds the turn's edit")
             .done(),
-        B::must("batch/insert-three-at-top", "Edits reported as done MUST all be in the file: three inserts at line 0 in one turn leave three lines, the last insert first.", &["§3 Concurrency"])
+        B::must("batch/insert-three-at-top", "Edits reported as done MUST all be in the file: three inserts at line 0 in one turn leave three lines, the last insert first.", &["spec:3.1"])
             .batch()
             .file("/memories/empty.txt", "")
             .send(ins("one"), vec![inserted()])
@@ -43,7 +43,7 @@ pub(super) fn cases() -> Vec<Case> {
             .send(ins("three"), vec![inserted()])
             .check("/memories/empty.txt", Expected::File(b"three\ntwo\none\n".to_vec()), Verdict::Fail, "no insert reported as done is lost (lost update)")
             .done(),
-        B::must("batch/two-edits-one-file", "Edits reported as done MUST all be in the file: two str_replace calls on different lines of one file in one turn both hold.", &["§3 Concurrency"])
+        B::must("batch/two-edits-one-file", "Edits reported as done MUST all be in the file: two str_replace calls on different lines of one file in one turn both hold.", &["spec:3.1"])
             .batch()
             .file("/memories/two.txt", "alpha\nbeta\n")
             .send(json!({"command": "str_replace", "path": "/memories/two.txt", "old_str": "alpha", "new_str": "ALPHA"}), vec![success_is(Verdict::Pass, "edited")])
@@ -52,7 +52,7 @@ pub(super) fn cases() -> Vec<Case> {
             .done(),
         // Graded step by step, so two creates that both report success (one text lost) are
         // NON-STRICT here, not FAIL: the on-disk check cannot tell which reply was first.
-        B::should("batch/create-twice", "Of two creates of one new path in one turn, the second SHOULD be the one refused, so the file holds the first.", &["§3 Concurrency", "§2.2 [C2]"])
+        B::should("batch/create-twice", "Of two creates of one new path in one turn, the second SHOULD be the one refused, so the file holds the first.", &["spec:3.1", "spec:2.2/B2"])
             .batch()
             .send(json!({"command": "create", "path": "/memories/n.txt", "file_text": "first\n"}), vec![
                 exact(Outcome::Created { path: "/memories/n.txt".into() }),

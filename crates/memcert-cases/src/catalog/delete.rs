@@ -1,4 +1,4 @@
-//! delete (`shared/spec/memory-tool-behaviour.md` §2.5).
+//! delete (`docs/spec/memory-tool.md` spec:2.5).
 
 use serde_json::json;
 
@@ -15,7 +15,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "delete/file",
             "delete MUST remove a file and answer with the documented text.",
-            &["§2.5 [G1]"],
+            &["spec:2.5/G1"],
         )
         .file("/memories/nonl.txt", "x")
         .file("/memories/other.txt", "o")
@@ -36,7 +36,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "delete/directory",
             "delete MUST remove a directory and everything in it.",
-            &["§2.5 [G2]"],
+            &["spec:2.5/G2"],
         )
         .file("/memories/d/a.txt", "a")
         .file("/memories/d/e/b.txt", "b")
@@ -56,7 +56,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "delete/missing",
             "delete of a missing path MUST give the documented error.",
-            &["§2.5 [G6]"],
+            &["spec:2.5/G6"],
         )
         .send(
             delete("/memories/ghost.txt"),
@@ -68,7 +68,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::should(
             "delete/file-trailing-slash",
             "A path ending in / names a directory; delete SHOULD refuse it on a file.",
-            &["§2.5 [X15]", "§3 P-12"],
+            &["spec:2.5/X15", "spec:3/P-12"],
         )
         .file("/memories/sr.txt", "s")
         .send(
@@ -89,7 +89,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "delete/then-view",
             "A deleted file MUST be gone for view.",
-            &["§2.5 [G1]", "§2.1 [C21]"],
+            &["spec:2.5/G1", "spec:2.1/C21"],
         )
         .file("/memories/gone.txt", "g")
         .send(

@@ -1,5 +1,5 @@
-//! Malformed input: unknown commands, missing or mistyped fields (`shared/spec/memory-tool-behaviour.md`
-//! §2.7 and the X/Z rows of §2). Wording is not graded (an SDK's crash text is an error too);
+//! Malformed input: unknown commands, missing or mistyped fields (`docs/spec/memory-tool.md`
+//! spec:2.7 and the X/Z rows of spec:2). Wording is not graded (an SDK's crash text is an error too);
 //! `is_error` and an untouched store are.
 
 use serde_json::{json, Value};
@@ -57,133 +57,133 @@ pub(super) fn cases() -> Vec<Case> {
     vec![
         bad(
             "unknown-command",
-            &["§2.7 [Z1]"],
+            &["spec:2.7/Z1"],
             json!({"command": "foo", "path": "/memories/m.txt"}),
         ),
         bad(
             "missing-command",
-            &["§2.7 [Z2]"],
+            &["spec:2.7/Z2"],
             json!({"path": "/memories/m.txt"}),
         ),
         bad(
             "command-not-string",
-            &["§2.7 [Z2]"],
+            &["spec:2.7/Z2"],
             json!({"command": 7, "path": "/memories/m.txt"}),
         ),
         bad(
             "view/missing-path",
-            &["§2.7 [Z3]"],
+            &["spec:2.7/Z3"],
             json!({"command": "view"}),
         ),
         bad(
             "view/path-number",
-            &["§2.7 [P21]"],
+            &["spec:2.7/P21"],
             json!({"command": "view", "path": 123}),
         ),
         bad(
             "view/view-range-float",
-            &["§2.1 [X18]"],
+            &["spec:2.1/X18"],
             json!({"command": "view", "path": "/memories/m.txt", "view_range": [1, 2.7]}),
         ),
         bad(
             "view/view-range-string-item",
-            &["§2.1 [X21]"],
+            &["spec:2.1/X21"],
             json!({"command": "view", "path": "/memories/m.txt", "view_range": [1, "x"]}),
         ),
         lenient(
             "view/view-range-not-list",
-            &["§2.1 [C11]"],
+            &["spec:2.1/C11"],
             json!({"command": "view", "path": "/memories/m.txt", "view_range": "1-2"}),
             "a range whose length is not 2 is ignored (both SDKs)",
         ),
         lenient(
             "view/view-range-one-item",
-            &["§2.1 [C11]"],
+            &["spec:2.1/C11"],
             json!({"command": "view", "path": "/memories/m.txt", "view_range": [3]}),
             "a range whose length is not 2 is ignored (both SDKs)",
         ),
         lenient(
             "view/view-range-strings",
-            &["§2.1 [C18]"],
+            &["spec:2.1/C18"],
             json!({"command": "view", "path": "/memories/m.txt", "view_range": ["2", "3"]}),
             "strings coerced to numbers (both SDKs)",
         ),
         bad(
             "create/missing-file-text",
-            &["§2.2 [B9]"],
+            &["spec:2.2/B9"],
             json!({"command": "create", "path": "/memories/new.txt"}),
         ),
         bad(
             "create/file-text-number",
-            &["§2.2 [X14]"],
+            &["spec:2.2/X14"],
             json!({"command": "create", "path": "/memories/new.txt", "file_text": 5}),
         ),
         bad(
             "create/missing-path",
-            &["§2.7 [Z3]"],
+            &["spec:2.7/Z3"],
             json!({"command": "create", "file_text": "x"}),
         ),
         bad(
             "str_replace/missing-old-str",
-            &["§2.3 [E12]"],
+            &["spec:2.3/E12"],
             json!({"command": "str_replace", "path": "/memories/m.txt", "new_str": "x"}),
         ),
         bad(
             "str_replace/new-str-number",
-            &["§2.3 [X24]"],
+            &["spec:2.3/X24"],
             json!({"command": "str_replace", "path": "/memories/m.txt", "old_str": "l1", "new_str": 7}),
         ),
         bad(
             "str_replace/missing-path",
-            &["§2.7 [Z3]"],
+            &["spec:2.7/Z3"],
             json!({"command": "str_replace", "old_str": "l1", "new_str": "x"}),
         ),
         bad(
             "insert/missing-insert-line",
-            &["§2.4 [F14]"],
+            &["spec:2.4/F14"],
             json!({"command": "insert", "path": "/memories/m.txt", "insert_text": "X"}),
         ),
         bad(
             "insert/insert-line-float",
-            &["§2.4 [F16]"],
+            &["spec:2.4/F16"],
             json!({"command": "insert", "path": "/memories/m.txt", "insert_line": 1.5, "insert_text": "X"}),
         ),
         lenient(
             "insert/insert-line-string",
-            &["§2.4 [F15]"],
+            &["spec:2.4/F15"],
             json!({"command": "insert", "path": "/memories/m.txt", "insert_line": "1", "insert_text": "X"}),
             "string coerced to a number (both SDKs)",
         ),
         lenient(
             "insert/insert-line-bool",
-            &["§2.4 [X20]"],
+            &["spec:2.4/X20"],
             json!({"command": "insert", "path": "/memories/m.txt", "insert_line": true, "insert_text": "X"}),
             "true coerced to 1 (both SDKs)",
         ),
         bad(
             "insert/missing-insert-text",
-            &["§2.4 [F18]"],
+            &["spec:2.4/F18"],
             json!({"command": "insert", "path": "/memories/m.txt", "insert_line": 0}),
         ),
         bad(
             "delete/missing-path",
-            &["§2.7 [Z3]"],
+            &["spec:2.7/Z3"],
             json!({"command": "delete"}),
         ),
         bad(
             "rename/missing-new-path",
-            &["§2.6 [H11]"],
+            &["spec:2.6/H11"],
             json!({"command": "rename", "old_path": "/memories/m.txt"}),
         ),
         bad(
             "rename/old-path-list",
-            &["§2.7 [P21]"],
+            &["spec:2.7/P21"],
             json!({"command": "rename", "old_path": ["/memories/m.txt"], "new_path": "/memories/n.txt"}),
         ),
         B::must(
             "malformed/create/missing-file-text-leaves-nothing",
             "A create that fails on its input MUST NOT leave an empty file behind.",
-            &["§2.2 [B9]"],
+            &["spec:2.2/B9"],
         )
         .send(
             json!({"command": "create", "path": "/memories/new.txt"}),
@@ -199,7 +199,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "malformed/extra-fields-ignored",
             "Unknown extra fields MUST be ignored.",
-            &["§2.7 [Z4]"],
+            &["spec:2.7/Z4"],
         )
         .file("/memories/m.txt", "l1\n")
         .send(

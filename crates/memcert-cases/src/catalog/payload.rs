@@ -9,13 +9,13 @@
 //!
 //! Grading of the reply, by payload:
 //! - A spelling POSIX resolves as written (a real `..`, see `Payload::real`) or a path that is not
-//!   under `/memories/` at all (family `prefix`, B02/B03): SHOULD be refused; a success that stays
+//!   under `/memories/` at all (family `prefix`, `bug:B02`, `bug:B03`): SHOULD be refused; a success that stays
 //!   inside the root is NON-STRICT (as the hand-written `path/dotdot/stays-inside` and
 //!   `path/prefix/*` cases grade it).
 //! - A root alias in `view` (`/memories/a/..` and the like) may be listed as the root: PASS.
 //! - Every other spelling (encoded, look-alike, backslash, control, Windows names, root aliases,
 //!   long names) is only dangerous after a decoding or normalising step: refusing it is PASS, a
-//!   success (taken as a literal name inside the store) is INFO, as B19-B21 allow.
+//!   success (taken as a literal name inside the store) is INFO, as bug:B19, bug:B20, bug:B21 allow.
 //! - `/memories/a.md` must keep its content (except for `rename.new_path`, whose success
 //!   rightly moves it): a root alias that deletes or overwrites the store is FAIL.
 //!

@@ -1,5 +1,5 @@
 //! Races (TOCTOU): a directory swapped with a symlink to the outside while commands run
-//! (`shared/spec/memory-tool-behaviour.md` §3 S-10; `known-bugs.md` B12, B13, B14). Every reply
+//! (`docs/spec/memory-tool.md` spec:3/S-10; bug:B12, bug:B13, bug:B14). Every reply
 //! is acceptable on its own (refused, "does not exist", or the in-root content); what grades the
 //! case is the oracle: the canary token in any reply, or anything outside created, changed or
 //! removed, or outside content carried into the store, is UNSAFE.
@@ -32,7 +32,7 @@ fn swap_dir(
     inputs: impl Iterator<Item = Value>,
 ) -> Case {
     let requirement = "While another process swaps a directory for a link to the outside, commands MUST NOT read or write outside the root.";
-    let mut b = B::must(id, requirement, &["§3 S-10", "B12", "B13"]);
+    let mut b = B::must(id, requirement, &["spec:3/S-10", "bug:B12", "bug:B13"]);
     for (path, content) in files {
         b = b.file(&path, content);
     }
@@ -104,7 +104,7 @@ pub(super) fn cases() -> Vec<Case> {
                 }
             }),
         ),
-        // The swapped directory as the source (B13): a redirected rename carries the outside
+        // The swapped directory as the source (bug:B13): a redirected rename carries the outside
         // secret.txt into the store. Each rename is followed by a create of the source again.
         swap_dir(
             "race/swap-dir/rename-source",

@@ -1,4 +1,4 @@
-//! rename (`shared/spec/memory-tool-behaviour.md` §2.6).
+//! rename (`docs/spec/memory-tool.md` spec:2.6).
 
 use serde_json::json;
 
@@ -23,7 +23,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "rename/file",
             "rename MUST move the file and answer with the documented text.",
-            &["§2.6 [H1]"],
+            &["spec:2.6/H1"],
         )
         .file("/memories/r1.txt", "r1\n")
         .send(
@@ -41,7 +41,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "rename/into-new-directory",
             "rename MUST create missing destination parents.",
-            &["§2.6 [H4]"],
+            &["spec:2.6/H4"],
         )
         .file("/memories/r1.txt", "r1\n")
         .send(
@@ -56,7 +56,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "rename/directory",
             "rename MUST move a directory with its contents.",
-            &["§2.6 [H10]"],
+            &["spec:2.6/H10"],
         )
         .file("/memories/rd/x.txt", "x")
         .send(
@@ -74,7 +74,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "rename/destination-exists",
             "rename onto an existing path MUST give the documented error and change nothing.",
-            &["§2.6 [H3]"],
+            &["spec:2.6/H3"],
         )
         .file("/memories/r1.txt", "one")
         .file("/memories/r2.txt", "two")
@@ -90,7 +90,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "rename/onto-itself",
             "rename of a path onto itself MUST give the destination-exists error.",
-            &["§2.6 [H12]"],
+            &["spec:2.6/H12"],
         )
         .file("/memories/r1.txt", "one")
         .send(
@@ -104,7 +104,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::should(
             "rename/source-missing",
             "rename of a missing source SHOULD give the documented error and create nothing.",
-            &["§2.6 [H5]"],
+            &["spec:2.6/H5"],
         )
         .send(
             rename("/memories/ghost.txt", "/memories/ghostdir/x.txt"),
@@ -122,7 +122,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::should(
             "rename/into-own-subtree",
             "Moving a directory into its own subtree MUST be refused, and SHOULD create nothing.",
-            &["§2.6 [H6]", "B07"],
+            &["spec:2.6/H6", "bug:B07"],
         )
         .file("/memories/rd/x.txt", "x")
         .send(
@@ -146,7 +146,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "rename/destination-parent-is-file",
             "rename below a file MUST fail without disclosing host paths.",
-            &["§2.6 [H13]", "B07"],
+            &["spec:2.6/H13", "bug:B07"],
         )
         .file("/memories/r1.txt", "one")
         .file("/memories/r1b.txt", "file")

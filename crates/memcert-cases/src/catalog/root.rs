@@ -1,5 +1,5 @@
-//! The root under every spelling: delete and rename guards (`shared/spec/memory-tool-behaviour.md`
-//! §2.5 [G3-G7], §2.6 [H2, H9], §5; `known-bugs.md` B02, B07).
+//! The root under every spelling: delete and rename guards (`docs/spec/memory-tool.md`
+//! spec:2.5 [G3-G7], spec:2.6/H2, spec:2.6/H9, spec:5; bug:B02, bug:B07).
 
 use serde_json::json;
 
@@ -47,55 +47,55 @@ pub(super) fn cases() -> Vec<Case> {
             "root/delete/plain",
             delete("/memories"),
             Some(Outcome::DeleteRoot),
-            &["§2.5 [G3]"],
+            &["spec:2.5/G3"],
         ),
         guarded(
             "root/delete/trailing-slash",
             delete("/memories/"),
             Some(Outcome::DeleteRoot),
-            &["§2.5 [G4]", "§5", "B07"],
+            &["spec:2.5/G4", "spec:5", "bug:B07"],
         ),
         guarded(
             "root/delete/dot",
             delete("/memories/."),
             None,
-            &["§2.5 [G5]", "B07"],
+            &["spec:2.5/G5", "bug:B07"],
         ),
         guarded(
             "root/delete/double-slash",
             delete("/memories//"),
             None,
-            &["§2.5 [G5]", "B07"],
+            &["spec:2.5/G5", "bug:B07"],
         ),
         guarded(
             "root/delete/dotdot",
             delete("/memories/deep/.."),
             None,
-            &["§2.5 [G7]", "B02", "B07"],
+            &["spec:2.5/G7", "bug:B02", "bug:B07"],
         ),
         guarded(
             "root/delete/via-parent",
             delete("/memories/../memories"),
             None,
-            &["§2.5 [Q5]", "B07"],
+            &["spec:2.5/Q5", "bug:B07"],
         ),
         guarded(
             "root/rename/plain",
             rename("/memories", "/memories/x"),
             Some(Outcome::RenameRoot),
-            &["§2.6 [H2]", "B07"],
+            &["spec:2.6/H2", "bug:B07"],
         ),
         guarded(
             "root/rename/trailing-slash",
             rename("/memories/", "/memories/x"),
             Some(Outcome::RenameRoot),
-            &["§2.6 [H9]", "B07"],
+            &["spec:2.6/H9", "bug:B07"],
         ),
         guarded(
             "root/rename/dot-slash",
             rename("/memories/./", "/memories/x"),
             None,
-            &["§2.6 [Q7]", "B07"],
+            &["spec:2.6/Q7", "bug:B07"],
         ),
         guarded(
             "root/rename/onto-root",
@@ -103,12 +103,12 @@ pub(super) fn cases() -> Vec<Case> {
             Some(Outcome::RenameDestinationExists {
                 new_path: "/memories".into(),
             }),
-            &["§2.6 [H7]"],
+            &["spec:2.6/H7"],
         ),
         B::must(
             "root/create/plain",
             "create on the root MUST fail and leave the store.",
-            &["§2.2 [B6]"],
+            &["spec:2.2/B6"],
         )
         .file(SENTINEL, SENTINEL_TEXT)
         .send(
@@ -130,7 +130,7 @@ pub(super) fn cases() -> Vec<Case> {
         B::must(
             "root/str_replace/plain",
             "str_replace on the root MUST be refused.",
-            &["§2.3 [E9]"],
+            &["spec:2.3/E9"],
         )
         .send(
             json!({"command": "str_replace", "path": "/memories", "old_str": "a", "new_str": "b"}),
@@ -142,17 +142,17 @@ pub(super) fn cases() -> Vec<Case> {
             ],
         )
         .done(),
-        root_view("root/view/dot", "/memories/.", &["§3 P-6", "B07"]),
-        root_view("root/view/double-slash", "/memories//", &["§3 P-6", "B07"]),
+        root_view("root/view/dot", "/memories/.", &["spec:3/P-6", "bug:B07"]),
+        root_view("root/view/double-slash", "/memories//", &["spec:3/P-6", "bug:B07"]),
         root_view(
             "root/view/via-parent",
             "/memories/../memories",
-            &["§3 P-3", "B07"],
+            &["spec:3/P-3", "bug:B07"],
         ),
         B::must(
             "root/view/listing-of-store",
             "view /memories MUST list the store's files.",
-            &["§2.1 [A1]"],
+            &["spec:2.1/A1"],
         )
         .file("/memories/r.txt", "r")
         .send(

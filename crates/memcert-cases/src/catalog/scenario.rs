@@ -7,7 +7,7 @@
 //! as root, where permission bits do not bind (`certify::skip_reason`).
 //!
 //! The root-link cases (`root-symlink/...`) expect every command refused. The reference refuses to
-//! open a linked root at all (B10); its in-process target then answers every command with that
+//! open a linked root at all (bug:B10); its in-process target then answers every command with that
 //! refusal (`target::inproc::InProcess::reference`). A handler behind stdio that fails its reset
 //! instead gets ERROR: the harness cannot tell a refusal to start from a fault, so answer every
 //! command with an error instead.
@@ -70,57 +70,57 @@ fn planted() -> Vec<Case> {
     let sibling = "A link to the folder beside the root (memories_evil) MUST NOT be followed: nothing in it may be read, written, removed or moved.";
     vec![
         // --- a link to the sibling folder, relative and absolute ---
-        B::must("scenario/sibling-link/relative/view", sibling, &["§3 S-1"])
+        B::must("scenario/sibling-link/relative/view", sibling, &["spec:3/S-1"])
             .scenario(scenarios::sibling_link_relative())
             .send(json!({"command": "view", "path": format!("{REL}/canary.txt")}), vec![exact(sym(&format!("{REL}/canary.txt"))), refused()])
             .done(),
-        B::must("scenario/sibling-link/relative/create", sibling, &["§3 S-1"])
+        B::must("scenario/sibling-link/relative/create", sibling, &["spec:3/S-1"])
             .scenario(scenarios::sibling_link_relative())
             .send(json!({"command": "create", "path": format!("{REL}/new.txt"), "file_text": "X"}), vec![exact(sym(&format!("{REL}/new.txt"))), refused()])
             .done(),
-        B::must("scenario/sibling-link/relative/delete", sibling, &["§3 S-1", "B14"])
+        B::must("scenario/sibling-link/relative/delete", sibling, &["spec:3/S-1", "bug:B14"])
             .scenario(scenarios::sibling_link_relative())
             .send(json!({"command": "delete", "path": format!("{REL}/canary.txt")}), vec![exact(sym(&format!("{REL}/canary.txt"))), refused()])
             .done(),
-        B::must("scenario/sibling-link/relative/rename-out-of", sibling, &["§3 S-1", "B13"])
+        B::must("scenario/sibling-link/relative/rename-out-of", sibling, &["spec:3/S-1", "bug:B13"])
             .scenario(scenarios::sibling_link_relative())
             .send(json!({"command": "rename", "old_path": format!("{REL}/canary.txt"), "new_path": "/memories/loot.txt"}), vec![exact(sym(&format!("{REL}/canary.txt"))), refused()])
             .check("/memories/loot.txt", Expected::Absent, Verdict::Fail, "nothing arrives in the store")
             .done(),
-        B::must("scenario/sibling-link/absolute/view", sibling, &["§3 S-1", "B11"])
+        B::must("scenario/sibling-link/absolute/view", sibling, &["spec:3/S-1", "bug:B11"])
             .scenario(scenarios::sibling_link_absolute())
             .send(json!({"command": "view", "path": ABS}), vec![exact(sym(ABS)), refused()])
             .done(),
-        B::must("scenario/sibling-link/absolute/create", sibling, &["§3 S-1"])
+        B::must("scenario/sibling-link/absolute/create", sibling, &["spec:3/S-1"])
             .scenario(scenarios::sibling_link_absolute())
             .send(json!({"command": "create", "path": format!("{ABS}/new.txt"), "file_text": "X"}), vec![exact(sym(&format!("{ABS}/new.txt"))), refused()])
             .done(),
-        B::must("scenario/sibling-link/absolute/delete", sibling, &["§3 S-1", "B14"])
+        B::must("scenario/sibling-link/absolute/delete", sibling, &["spec:3/S-1", "bug:B14"])
             .scenario(scenarios::sibling_link_absolute())
             .send(json!({"command": "delete", "path": format!("{ABS}/canary.txt")}), vec![exact(sym(&format!("{ABS}/canary.txt"))), refused()])
             .done(),
-        B::must("scenario/sibling-link/absolute/rename-into", sibling, &["§3 S-1", "B10"])
+        B::must("scenario/sibling-link/absolute/rename-into", sibling, &["spec:3/S-1", "bug:B10"])
             .scenario(scenarios::sibling_link_absolute())
             .file("/memories/a.md", "a\n")
             .send(json!({"command": "rename", "old_path": "/memories/a.md", "new_path": format!("{ABS}/a.md")}), vec![exact(sym(&format!("{ABS}/a.md"))), refused()])
             .keeps("/memories/a.md", "a\n", Verdict::Fail)
             .done(),
         // --- a socket ---
-        B::must("scenario/socket/view", "view of a socket MUST be refused at once, without hanging or crashing.", &["§2.1 [C27]"])
+        B::must("scenario/socket/view", "view of a socket MUST be refused at once, without hanging or crashing.", &["spec:2.1/C27"])
             .scenario(scenarios::socket())
             .send(json!({"command": "view", "path": SOCKET}), vec![exact(Outcome::UnsupportedFileType { path: SOCKET.into() }), refused()])
             .done(),
-        B::must("scenario/socket/str_replace", "str_replace on a socket MUST be refused at once, without hanging or crashing.", &["§2.3 [C28]"])
+        B::must("scenario/socket/str_replace", "str_replace on a socket MUST be refused at once, without hanging or crashing.", &["spec:2.3/C28"])
             .scenario(scenarios::socket())
             .send(json!({"command": "str_replace", "path": SOCKET, "old_str": "a", "new_str": "b"}), vec![exact(Outcome::NotAFile { path: SOCKET.into() }), refused()])
             .keeps("/memories/notes.txt", "notes\n", Verdict::Fail)
             .done(),
-        B::must("scenario/socket/delete", "delete of a socket MUST remove it (or refuse) without touching anything else.", &["§2.5 [G1]"])
+        B::must("scenario/socket/delete", "delete of a socket MUST remove it (or refuse) without touching anything else.", &["spec:2.5/G1"])
             .scenario(scenarios::socket())
             .send(json!({"command": "delete", "path": SOCKET}), vec![exact(Outcome::Deleted { path: SOCKET.into() }), refused()])
             .keeps("/memories/notes.txt", "notes\n", Verdict::Fail)
             .done(),
-        B::must("scenario/socket/listing", "A listing of a folder holding a socket MUST still answer; it may leave the socket out or show it.", &["§2.1 [D3]"])
+        B::must("scenario/socket/listing", "A listing of a folder holding a socket MUST still answer; it may leave the socket out or show it.", &["spec:2.1/D3"])
             .scenario(scenarios::socket())
             .send(json!({"command": "view", "path": "/memories"}), vec![
                 exact(listing("/memories", vec![file("/memories/notes.txt", 6)])),
@@ -128,15 +128,15 @@ fn planted() -> Vec<Case> {
             ])
             .done(),
         // --- permissions (SKIPPED as root) ---
-        B::must("scenario/no-permission/file/view", "view of a file the handler may not read MUST be refused with an error that names no host path.", &["B07"])
+        B::must("scenario/no-permission/file/view", "view of a file the handler may not read MUST be refused with an error that names no host path.", &["bug:B07"])
             .scenario(scenarios::no_permission_file())
             .send(json!({"command": "view", "path": LOCKED_FILE}), vec![exact(denied(LOCKED_FILE)), refused()])
             .done(),
-        B::must("scenario/no-permission/file/str_replace", "str_replace on a file the handler may not read MUST be refused with an error that names no host path.", &["B07"])
+        B::must("scenario/no-permission/file/str_replace", "str_replace on a file the handler may not read MUST be refused with an error that names no host path.", &["bug:B07"])
             .scenario(scenarios::no_permission_file())
             .send(json!({"command": "str_replace", "path": LOCKED_FILE, "old_str": "locked", "new_str": "X"}), vec![exact(denied(LOCKED_FILE)), refused()])
             .done(),
-        B::should("scenario/no-permission/dir/view", "view of a folder the handler may not list SHOULD be refused (not shown empty), with an error that MUST name no host path.", &["B07"])
+        B::should("scenario/no-permission/dir/view", "view of a folder the handler may not list SHOULD be refused (not shown empty), with an error that MUST name no host path.", &["bug:B07"])
             .scenario(scenarios::no_permission_dir())
             .send(json!({"command": "view", "path": LOCKED_DIR}), vec![
                 exact(denied(LOCKED_DIR)),
@@ -144,7 +144,7 @@ fn planted() -> Vec<Case> {
                 success_is(Verdict::NonStrict, "shows the folder as empty"),
             ])
             .done(),
-        B::should("scenario/no-permission/dir/listing", "A listing of a folder holding a folder the handler may not list SHOULD still list the rest, and MUST NOT name a host path.", &["B07", "§2.1 [D3]"])
+        B::should("scenario/no-permission/dir/listing", "A listing of a folder holding a folder the handler may not list SHOULD still list the rest, and MUST NOT name a host path.", &["bug:B07", "spec:2.1/D3"])
             .scenario(scenarios::no_permission_dir())
             .send(json!({"command": "view", "path": "/memories"}), vec![
                 exact(listing("/memories", vec![dir(LOCKED_DIR), file("/memories/notes.txt", 6)])),
@@ -152,48 +152,48 @@ fn planted() -> Vec<Case> {
                 error_is(Verdict::NonStrict, "refuses the whole listing for one folder it may not list"),
             ])
             .done(),
-        B::must("scenario/read-only-dir/create", "create in a folder that refuses writes MUST fail with an error that names no host path, and leave nothing behind.", &["B07", "§2.2 [B1]"])
+        B::must("scenario/read-only-dir/create", "create in a folder that refuses writes MUST fail with an error that names no host path, and leave nothing behind.", &["bug:B07", "spec:2.2/B1"])
             .scenario(scenarios::read_only_dir())
             .send(json!({"command": "create", "path": format!("{READ_ONLY_DIR}/new.txt"), "file_text": "X"}), vec![exact(denied(&format!("{READ_ONLY_DIR}/new.txt"))), refused()])
             .check(&format!("{READ_ONLY_DIR}/new.txt"), Expected::Absent, Verdict::Fail, "nothing is created")
             .done(),
-        B::must("scenario/read-only-dir/delete", "delete in a folder that refuses writes MUST fail with an error that names no host path, and leave the file.", &["B07", "§2.5 [G1]"])
+        B::must("scenario/read-only-dir/delete", "delete in a folder that refuses writes MUST fail with an error that names no host path, and leave the file.", &["bug:B07", "spec:2.5/G1"])
             .scenario(scenarios::read_only_dir())
             .send(json!({"command": "delete", "path": format!("{READ_ONLY_DIR}/a.txt")}), vec![exact(denied(&format!("{READ_ONLY_DIR}/a.txt"))), refused()])
             .keeps(&format!("{READ_ONLY_DIR}/a.txt"), LOCKED_TEXT, Verdict::Fail)
             .done(),
-        B::must("scenario/read-only-dir/rename-into", "rename into a folder that refuses writes MUST fail with an error that names no host path, and leave the source.", &["B07", "§2.6 [H1]"])
+        B::must("scenario/read-only-dir/rename-into", "rename into a folder that refuses writes MUST fail with an error that names no host path, and leave the source.", &["bug:B07", "spec:2.6/H1"])
             .scenario(scenarios::read_only_dir())
             .send(json!({"command": "rename", "old_path": "/memories/a.md", "new_path": format!("{READ_ONLY_DIR}/b.md")}), vec![exact(denied("/memories/a.md")), refused()])
             .keeps("/memories/a.md", "a\n", Verdict::Fail)
             .check(&format!("{READ_ONLY_DIR}/b.md"), Expected::Absent, Verdict::Fail, "nothing arrives in the folder")
             .done(),
         // --- a name that is not UTF-8 ---
-        B::must("scenario/non-utf8-name/listing", "A listing of a folder holding a name that is not UTF-8 MUST answer without crashing, and SHOULD leave out the name, which no path can address.", &["§2.1 [D3]"])
+        B::must("scenario/non-utf8-name/listing", "A listing of a folder holding a name that is not UTF-8 MUST answer without crashing, and SHOULD leave out the name, which no path can address.", &["spec:2.1/D3"])
             .scenario(scenarios::non_utf8_name())
             .send(json!({"command": "view", "path": NON_UTF8_DIR}), vec![
                 exact(listing(NON_UTF8_DIR, vec![file(&format!("{NON_UTF8_DIR}/ok.txt"), 3)])),
                 success_is(Verdict::NonStrict, "shows the name lossily (U+FFFD) or escaped: a name no command can address"),
             ])
             .done(),
-        B::should("scenario/non-utf8-name/delete", "delete of a folder holding a name that is not UTF-8 SHOULD remove all of it.", &["§2.5 [G1]"])
+        B::should("scenario/non-utf8-name/delete", "delete of a folder holding a name that is not UTF-8 SHOULD remove all of it.", &["spec:2.5/G1"])
             .scenario(scenarios::non_utf8_name())
             .send(json!({"command": "delete", "path": NON_UTF8_DIR}), vec![exact(Outcome::Deleted { path: NON_UTF8_DIR.into() })])
             .check(NON_UTF8_DIR, Expected::Absent, Verdict::NonStrict, "the folder is gone")
             .done(),
         // --- a very deep chain ---
-        B::must("scenario/deep-chain/view", "A listing of the top of a chain 300 folders deep MUST show two levels and stop.", &["§2.1 [D3]"])
+        B::must("scenario/deep-chain/view", "A listing of the top of a chain 300 folders deep MUST show two levels and stop.", &["spec:2.1/D3"])
             .scenario(scenarios::deep_chain())
             .send(json!({"command": "view", "path": DEEP_TOP}), vec![exact(listing(DEEP_TOP, vec![dir(&format!("{DEEP_TOP}/d")), dir(&format!("{DEEP_TOP}/d/d"))]))])
             .done(),
-        B::should("scenario/deep-chain/view-bottom", "view of a file 300 folders deep SHOULD show it, and MUST answer without crashing.", &["§2.1 [C1]", "§3 P-10"])
+        B::should("scenario/deep-chain/view-bottom", "view of a file 300 folders deep SHOULD show it, and MUST answer without crashing.", &["spec:2.1/C1", "spec:3/P-10"])
             .scenario(scenarios::deep_chain())
             .send(json!({"command": "view", "path": deep_bottom()}), vec![
                 exact(Outcome::view_file(&deep_bottom(), 1, &["bottom", ""])),
                 error_is(Verdict::NonStrict, "refuses a deep but valid path"),
             ])
             .done(),
-        B::must("scenario/deep-chain/delete", "delete of a tree 300 folders deep MUST remove it or refuse, within bounds (no stack overflow), and touch nothing else.", &["§2.5 [G1]"])
+        B::must("scenario/deep-chain/delete", "delete of a tree 300 folders deep MUST remove it or refuse, within bounds (no stack overflow), and touch nothing else.", &["spec:2.5/G1"])
             .scenario(scenarios::deep_chain())
             .send(json!({"command": "delete", "path": DEEP_TOP}), vec![
                 exact(Outcome::Deleted { path: DEEP_TOP.into() }),
@@ -202,7 +202,7 @@ fn planted() -> Vec<Case> {
             .keeps("/memories/keep.txt", "keep me\n", Verdict::Fail)
             .done(),
         // --- a very large folder ---
-        B::should("scenario/many-entries/view", "view of a folder of 5,000 files MUST answer within the time limit and SHOULD list every one of them.", &["§2.1 [D3]"])
+        B::should("scenario/many-entries/view", "view of a folder of 5,000 files MUST answer within the time limit and SHOULD list every one of them.", &["spec:2.1/D3"])
             .scenario(scenarios::many_entries())
             .send(json!({"command": "view", "path": MANY_DIR}), vec![
                 exact(listing(MANY_DIR, (0..MANY_COUNT).map(|i| file(&format!("{MANY_DIR}/{}", many_name(i)), 2)).collect())),
@@ -242,7 +242,7 @@ fn root_symlink() -> Vec<Case> {
             B::must(
                 &format!("scenario/root-symlink/{command}"),
                 root_link,
-                &["B10"],
+                &["bug:B10"],
             )
             .scenario(scenarios::root_symlink())
             .send(input, vec![refused(), confined()])

@@ -224,7 +224,7 @@ fn stripping_path_parameters_is_caught_by_semicolon_dots() {
 
 #[test]
 fn raw_os_errors_are_caught_by_long_names_as_host_path_disclosures() {
-    // No escape: the `long` family's mistake is an OS error passed on with the host path (B07).
+    // No escape: the `long` family's mistake is an OS error passed on with the host path (bug:B07).
     // Every field but rename.new_path (whose other side, /memories/a.md, is what is opened).
     let globs: Vec<String> = ["component-256", "path-4097"]
         .iter()
@@ -310,7 +310,7 @@ fn a_prefix_check_without_separator_is_caught_by_sibling_folders() {
 
 #[test]
 fn following_links_is_caught_by_planted_links_to_the_outside() {
-    // The planted-link cases of the catalog (B12): reads and writes through a link that points
+    // The planted-link cases of the catalog (bug:B12): reads and writes through a link that points
     // outside. Their verdicts come from the oracle like the payload cases'.
     let ids = [
         ("symlink/outside-file/view", "outside-read"),

@@ -106,7 +106,7 @@ fn run_payloads(
 }
 
 /// Both SDKs accept a sibling prefix (`/memoriesX/...`, `/memories_evil/...`) as a name inside
-/// the store when creating or renaming onto it (§3 P-1, B02): NON-STRICT, as in `path/prefix/*`.
+/// the store when creating or renaming onto it (spec:3/P-1, bug:B02): NON-STRICT, as in `path/prefix/*`.
 fn sdk_prefix_non_strict() -> BTreeMap<String, Verdict> {
     let mut m = BTreeMap::new();
     for p in [
@@ -204,49 +204,49 @@ fn reference_handler_passes_every_case_in_every_profile() {
 fn python_sdk_expected() -> BTreeMap<&'static str, Verdict> {
     use Verdict::*;
     BTreeMap::from([
-        // §3 S-4, S-5, S-6: delete and rename act on the target of an in-root link.
+        // spec:3/S-4, spec:3/S-5, spec:3/S-6: delete and rename act on the target of an in-root link.
         ("symlink/inner-file/delete", Unsafe),
         ("symlink/inner-dir/delete", Unsafe),
         ("symlink/inner-file/rename", Unsafe),
-        // §3 S-9: a hard link to an outside file is read (and shown in the str_replace excerpt).
+        // spec:3/S-9: a hard link to an outside file is read (and shown in the str_replace excerpt).
         ("symlink/hardlink-outside/view", Unsafe),
         ("symlink/hardlink-outside/str_replace", Unsafe),
-        // §3 P-14: RuntimeError("Symlink loop from '<ABS>/memories/loop'") discloses the host path.
+        // spec:3/P-14: RuntimeError("Symlink loop from '<ABS>/memories/loop'") discloses the host path.
         ("symlink/loop/view", Unsafe),
-        // B06: delete /memoriessub deletes /memories/sub.
+        // bug:B06: delete /memoriessub deletes /memories/sub.
         ("path/prefix/delete-real-directory", Fail),
-        // §3 P-11: names with a newline or tab are created (listing injection).
+        // spec:3/P-11: names with a newline or tab are created (listing injection).
         ("path/newline-in-name", Fail),
         ("path/tab-in-name", Fail),
-        // §2.2 [B9]: create without file_text leaves an empty file behind.
+        // spec:2.2/B9: create without file_text leaves an empty file behind.
         ("malformed/create/missing-file-text-leaves-nothing", Fail),
-        // §3 P-1, B06: /memoriesX and /memories_evil accepted, confined inside the root.
+        // spec:3/P-1, bug:B06: /memoriesX and /memories_evil accepted, confined inside the root.
         ("path/prefix/letter-suffix/create", NonStrict),
         ("path/prefix/bare-suffix/create", NonStrict),
         ("path/prefix/underscore-sibling/create", NonStrict),
         ("path/prefix/backup-sibling/create", NonStrict),
-        // §3 P-3, P-6: ., .. and // that stay inside are accepted.
+        // spec:3/P-3, spec:3/P-6: ., .. and // that stay inside are accepted.
         ("path/dotdot/stays-inside", NonStrict),
         ("path/dot/inside", NonStrict),
         ("path/empty-component", NonStrict),
         ("root/view/dot", NonStrict),
         ("root/view/double-slash", NonStrict),
         ("root/view/via-parent", NonStrict),
-        // §2.1: raw path prefix, lenient view_range, the 999,999-line off-by-one.
+        // spec:2.1: raw path prefix, lenient view_range, the 999,999-line off-by-one.
         ("view/dir/root-trailing-slash", NonStrict),
         ("view/file/view-range/inverted", NonStrict),
         ("view/file/view-range/start-zero", NonStrict),
         ("view/file/view-range/past-end", NonStrict),
         ("view/file/line-limit/exactly", NonStrict),
-        // §2.2 [B10], §2.5 [X15]: a trailing / on a file is ignored.
+        // spec:2.2/B10, spec:2.5/X15: a trailing / on a file is ignored.
         ("create/trailing-slash", NonStrict),
         ("delete/file-trailing-slash", NonStrict),
-        // §2.3 [E4], [X1]; §2.4 [F8]; §3 S-7.
+        // spec:2.3/E4, spec:2.3/X1; spec:2.4/F8; spec:3/S-7.
         ("str_replace/multiple/same-line", NonStrict),
         ("str_replace/new-str-omitted", NonStrict),
         ("insert/text-trailing-newlines", NonStrict),
         ("symlink/inner-file/str_replace", NonStrict),
-        // §2.6 [H5], [H6]: side effects of failed renames.
+        // spec:2.6/H5, spec:2.6/H6: side effects of failed renames.
         ("rename/source-missing", NonStrict),
         ("rename/into-own-subtree", NonStrict),
         // Coercions and ignored ranges (construct_type_unchecked).
@@ -255,23 +255,23 @@ fn python_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("malformed/view/view-range-strings", NonStrict),
         ("malformed/insert/insert-line-string", NonStrict),
         ("malformed/insert/insert-line-bool", NonStrict),
-        // B19-B21 (§3 P-7, P-8): encoded and look-alike names are literal names inside the store.
+        // bug:B19, bug:B20, bug:B21 (spec:3/P-7, spec:3/P-8): encoded and look-alike names are literal names inside the store.
         ("traversal/encoded/single/create", Info),
         ("traversal/encoded/single/create-dir", Info),
         ("traversal/backslash/create", Info),
         ("traversal/unicode/fullwidth-slash/create", Info),
-        // B03: `/memories//<run>/x` is re-rooted inside the store (leading slashes stripped).
+        // bug:B03: `/memories//<run>/x` is re-rooted inside the store (leading slashes stripped).
         ("traversal/absolute/double-slash-create", Info),
-        // §3 S-2: view follows an in-root link.
+        // spec:3/S-2: view follows an in-root link.
         ("symlink/inner-file/view", Info),
-        // B10: a store root that is a link to the outside is resolved and used: the listing
+        // bug:B10: a store root that is a link to the outside is resolved and used: the listing
         // shows the outside, create, str_replace, delete and rename act on it.
         ("scenario/root-symlink/view", Unsafe),
         ("scenario/root-symlink/create", Unsafe),
         ("scenario/root-symlink/str_replace", Unsafe),
         ("scenario/root-symlink/delete", Unsafe),
         ("scenario/root-symlink/rename", Unsafe),
-        // §2.1 [D3]: a name that is not UTF-8 is listed lossily (`bad\u{fffd}.txt`).
+        // spec:2.1/D3: a name that is not UTF-8 is listed lossily (`bad\u{fffd}.txt`).
         ("scenario/non-utf8-name/listing", NonStrict),
     ])
 }
@@ -826,7 +826,7 @@ fn expected_failures_excuse_known_faults_and_cannot_go_stale() {
         }
         memcert(&args)
     };
-    // The Python SDK's six UNSAFE symlink cases (§3 S-4 to S-6, hard links, the loop's host
+    // The Python SDK's six UNSAFE symlink cases (spec:3/S-4, spec:3/S-5, spec:3/S-6, hard links, the loop's host
     // path), excused.
     std::fs::write(
         &list,
@@ -969,14 +969,14 @@ fn stdio_command_lines_are_split_like_a_shell() {
 fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
     use Verdict::*;
     BTreeMap::from([
-        // §3 Concurrency: the runner runs one turn's calls concurrently (Promise.all). The
+        // spec:3.1: the runner runs one turn's calls concurrently (Promise.all). The
         // str_replace and view after a create in the same turn fail; concurrent edits of one
         // file are lost updates (each reported as done). `batch/create-twice` races and is
         // checked on its own.
         ("batch/create-edit-view", NonStrict),
         ("batch/insert-three-at-top", Fail),
         ("batch/two-edits-one-file", Fail),
-        // B07, §2.1 [C23], §2.2 [B8], §2.6 [H6] [H13], §3 P-9, P-10, P-14: raw Node errors
+        // bug:B07, spec:2.1/C23, spec:2.2/B8, spec:2.6/H6, spec:2.6/H13, spec:3/P-9, spec:3/P-10, spec:3/P-14: raw Node errors
         // (ENOTDIR, EINVAL, ENAMETOOLONG, ELOOP, the NUL-byte error) carry the host path.
         ("view/missing/parent-is-file", Unsafe),
         ("create/parent-is-file", Unsafe),
@@ -987,36 +987,36 @@ fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("traversal/nul/view", Unsafe),
         ("traversal/nul/create", Unsafe),
         ("symlink/loop/view", Unsafe),
-        // §3 S-9: a hard link to an outside file is read.
+        // spec:3/S-9: a hard link to an outside file is read.
         ("symlink/hardlink-outside/view", Unsafe),
         ("symlink/hardlink-outside/str_replace", Unsafe),
-        // §2.1 [C25], §2.3 [X12]: non-UTF-8 files shown and rewritten with U+FFFD.
+        // spec:2.1/C25, spec:2.3/X12: non-UTF-8 files shown and rewritten with U+FFFD.
         ("view/file/not-utf8", Fail),
         ("str_replace/not-utf8", Fail),
-        // §2.3 [E4], [E6]: line-by-line matching (two on one line succeed, multi-line never).
+        // spec:2.3/E4, spec:2.3/E6: line-by-line matching (two on one line succeed, multi-line never).
         ("str_replace/multiple/same-line", Fail),
         ("str_replace/multiline-old-str", Fail),
-        // §2.4 [F3]: insert at n+1 succeeds.
+        // spec:2.4/F3: insert at n+1 succeeds.
         ("insert/past-end", Fail),
-        // B06, §3 P-11, §2.2 [B9]: as the Python SDK.
+        // bug:B06, spec:3/P-11, spec:2.2/B9: as the Python SDK.
         ("path/prefix/delete-real-directory", Fail),
         ("path/newline-in-name", Fail),
         ("path/tab-in-name", Fail),
         ("malformed/create/missing-file-text-leaves-nothing", Fail),
-        // §2.1 [X18] [X21], §2.3 [X24], §2.4 [F14] [F16]: mistyped fields used as they come.
+        // spec:2.1/X18, spec:2.1/X21, spec:2.3/X24, spec:2.4/F14, spec:2.4/F16: mistyped fields used as they come.
         ("malformed/view/view-range-float", Fail),
         ("malformed/view/view-range-string-item", Fail),
         ("malformed/str_replace/new-str-number", Fail),
         ("malformed/insert/missing-insert-line", Fail),
         ("malformed/insert/insert-line-float", Fail),
-        // §2.4 [F4]: the range counts the empty line after a final newline ([0, 4]).
+        // spec:2.4/F4: the range counts the empty line after a final newline ([0, 4]).
         ("insert/negative", NonStrict),
         ("insert/huge-line", NonStrict),
-        // §2.4 [F6]: the file keeps its missing final newline.
+        // spec:2.4/F6: the file keeps its missing final newline.
         ("insert/no-final-newline", NonStrict),
-        // §2.3 [X1]: writes the text "undefined" for a missing new_str.
+        // spec:2.3/X1: writes the text "undefined" for a missing new_str.
         ("str_replace/new-str-omitted", NonStrict),
-        // §2.6 [X17]: rename onto a dangling link replaces the link.
+        // spec:2.6/X17: rename onto a dangling link replaces the link.
         ("symlink/dangling-outside/rename-onto", NonStrict),
         // The rest as the Python SDK: prefix, aliases, trailing slashes, lenient ranges.
         ("view/dir/root-trailing-slash", NonStrict),
@@ -1049,7 +1049,7 @@ fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("traversal/backslash/create", Info),
         ("traversal/unicode/fullwidth-slash/create", Info),
         ("symlink/inner-file/view", Info),
-        // B10: a store root that is a link to the outside is followed, as by the Python SDK.
+        // bug:B10: a store root that is a link to the outside is followed, as by the Python SDK.
         ("scenario/root-symlink/view", Unsafe),
         ("scenario/root-symlink/create", Unsafe),
         ("scenario/root-symlink/str_replace", Unsafe),
@@ -1059,7 +1059,7 @@ fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
 }
 
 /// [`typescript_sdk_expected`] with the permission cases: as another user than root, every
-/// `EACCES` comes back as Node's raw error, which carries the host path (B07).
+/// `EACCES` comes back as Node's raw error, which carries the host path (bug:B07).
 fn typescript_sdk_expected_here() -> BTreeMap<&'static str, Verdict> {
     let unsafe_: Vec<(&'static str, Verdict)> = PERMISSION_CASES
         .iter()
@@ -1081,7 +1081,7 @@ fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
         "{twice:?}"
     );
     assert_eq!(non_pass(&v), typescript_sdk_expected_here());
-    // The TS SDK removes and renames in-root links themselves (§3 S-4 to S-6): PASS where the
+    // The TS SDK removes and renames in-root links themselves (spec:3/S-4, spec:3/S-5, spec:3/S-6): PASS where the
     // Python SDK is UNSAFE.
     for id in [
         "symlink/inner-file/delete",
@@ -1096,7 +1096,7 @@ fn typescript_sdk_handler_gets_exactly_the_expected_verdicts() {
 fn typescript_sdk_payload_cases_at_the_standard_level() {
     let (_dir, mut t) = node_target(TYPESCRIPT_SDK_HANDLER);
     let v = run_payloads(&mut t, Profile::TypescriptSdk, RunLevel::Standard);
-    // The TS SDK puts the host path in the errors of a NUL byte and of over-long names (§3,
+    // The TS SDK puts the host path in the errors of a NUL byte and of over-long names (spec:3,
     // host-path disclosure): UNSAFE in every field.
     let mut expected = sdk_prefix_non_strict();
     for p in [

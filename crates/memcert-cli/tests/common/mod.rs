@@ -96,8 +96,8 @@ pub fn sdk_target(profile: Profile) -> (tempfile::TempDir, Stdio) {
 
 /// Every shipped transcript's verdict with the stock Python SDK handler, over stdio and through
 /// the app alike (docs/transcripts.md): NON-STRICT for the `/memories` prefix without a
-/// separator (§3 P-1), INFO for backslash and percent-encoded names taken literally inside the
-/// store (B19, B21), as the catalog grades them.
+/// separator (spec:3/P-1), INFO for backslash and percent-encoded names taken literally inside the
+/// store (bug:B19, bug:B21), as the catalog grades them.
 const PYTHON_SDK_TRANSCRIPTS: [(&str, Verdict); 15] = [
     ("app/create-edit-insert-view", Verdict::Pass),
     ("app/create-view", Verdict::Pass),

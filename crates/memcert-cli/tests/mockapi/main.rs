@@ -509,7 +509,7 @@ fn python_sdk_app_fails_loudly_when_retries_run_out() {
 
 /// A stream that ends cleanly after its first delta (no message_stop): the Python runner takes
 /// the partial reply, stops and exits 0, so the app tells its user all went well
-/// (messages-api-wire §5). memcert reports that as FAIL.
+/// (wire:5). memcert reports that as FAIL.
 #[test]
 fn python_sdk_app_swallows_a_truncated_stream() {
     let r = run_faulted(

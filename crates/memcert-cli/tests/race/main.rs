@@ -1,4 +1,4 @@
-//! Race cases (`race/*`, §3 S-10): a directory swapped for a link to the outside while commands
+//! Race cases (`race/*`, spec:3/S-10): a directory swapped for a link to the outside while commands
 //! run. Apart from `tests/certify/` and in one test, so no sibling test competes for the two
 //! cores while the harness swaps: a race finds a check-then-use handler with some probability
 //! only, and that probability falls under load.

@@ -37,7 +37,7 @@
 //!   [`Entry::HardLinked`] is refused forever.
 //! - Another process changing the store while commands run (the reference's race guarantees).
 //! - File modes and times: not modelled (the reference writes files 0600 and directories 0700).
-//! - Case-insensitive filesystems: names are compared byte for byte (B23).
+//! - Case-insensitive filesystems: names are compared byte for byte (bug:B23).
 //!
 //! ```
 //! use memcert_tool::handler::{Handler, model::{DirSizes, Model}};
@@ -80,7 +80,7 @@ pub enum Entry {
     Symlink(String),
     /// A FIFO, socket or device node.
     Special,
-    /// A regular file with these bytes and a second hard link outside the store (§3 S-9).
+    /// A regular file with these bytes and a second hard link outside the store (spec:3/S-9).
     HardLinked(Vec<u8>),
 }
 

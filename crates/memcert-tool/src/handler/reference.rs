@@ -1,7 +1,7 @@
 //! Reference handler: the six memory commands over a `cap_std::fs::Dir` opened on the store root.
 //!
 //! Every reply is spelled by [`crate::text::render`] in the profile the handler was built with;
-//! the behaviour follows the doc column of `shared/spec/memory-tool-behaviour.md` and, where the
+//! the behaviour follows the doc column of `docs/spec/memory-tool.md` and, where the
 //! doc is silent, the choices listed below.
 //!
 //! # Guarantees
@@ -14,26 +14,26 @@
 //! - Symlinks inside the root are never followed. view, create, str_replace and insert through a
 //!   link (as the last component or on the way) are refused with [`Outcome::Symlink`]; delete
 //!   removes the link itself; rename moves the link itself. Listings leave links out, so neither
-//!   a target's name nor its size is ever shown (B11).
+//!   a target's name nor its size is ever shown (bug:B11).
 //! - Writes are atomic: the new content goes to a hidden temp file (mode 0600) in the same
 //!   directory, is optionally fsynced ([`Options::fsync`]), then renamed over the name. New
 //!   directories get mode 0700. A failed command leaves the disk as it found it: directories
 //!   created for it are removed again and temp files are unlinked.
 //! - Replies name only virtual `/memories/...` paths; an unexpected OS error becomes
-//!   [`Outcome::IoError`] with the error kind in words, never a host path (B07).
+//!   [`Outcome::IoError`] with the error kind in words, never a host path (bug:B07).
 //!
 //! # Choices where the doc is silent
 //! - A file view splits on `\n` only, so a final newline shows as an empty last line (as both
 //!   SDKs do); `\r` stays inside its line.
 //! - The 999,999-line limit counts real lines: a file of exactly 999,999 lines ending in `\n`
-//!   is shown (the SDKs refuse it, §2.1 [C30]).
+//!   is shown (the SDKs refuse it, spec:2.1/C30).
 //! - `view_range` `[start, end]` needs `1 <= start <= lines` and `end == -1` or `end >= start`;
 //!   an `end` past the last line is clipped. Anything else is [`Outcome::InvalidViewRange`].
 //! - A trailing `/` means "directory": on a file it is [`Outcome::NotADirectory`]; create refuses
 //!   it ([`Outcome::CreateTrailingSlash`]).
 //! - Non-UTF-8 files ([`Outcome::NotUtf8`]), files over [`Options::max_file_bytes`]
 //!   ([`Outcome::FileTooLarge`]), regular files with more than one hard link
-//!   ([`Outcome::HardLink`], §3 S-9) and FIFOs, sockets and devices
+//!   ([`Outcome::HardLink`], spec:3/S-9) and FIFOs, sockets and devices
 //!   ([`Outcome::UnsupportedFileType`], never opened for reading, so never a hang) are refused.
 //! - A directory given to str_replace or insert is [`Outcome::NotAFile`].
 //! - An empty `old_str` is refused ([`Outcome::EmptyOldStr`]); several matches list each line
@@ -42,7 +42,7 @@
 //!   the file ending in `\n`.
 //! - rename refuses a directory moved into its own subtree before creating anything
 //!   ([`Outcome::RenameIntoItself`]) and creates missing destination parents only once the
-//!   source is known to exist (the SDKs create them first, §2.6 [H5]).
+//!   source is known to exist (the SDKs create them first, spec:2.6/H5).
 //! - Listings hold regular files and directories; dot-names, `node_modules`, symlinks, special
 //!   files and names that are not UTF-8 are left out. A folder that cannot be read (mode 000) is
 //!   refused when viewed ([`Outcome::IoError`]) and shown without entries inside a listing.
@@ -51,7 +51,7 @@
 //! - Not a sandbox against code in this process; it confines the paths a model sends.
 //! - A hard link planted before the handler starts is refused on read and edit, but delete and
 //!   rename act on the link's name (which is inside the root), as they should.
-//! - Case-insensitive filesystems are not handled specially (B23).
+//! - Case-insensitive filesystems are not handled specially (bug:B23).
 
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -112,7 +112,7 @@ impl Default for Options {
 /// ```
 #[derive(Debug)]
 pub struct Reference {
-    /// The store, or why there is none (a store root that is a symlink, B10: every command is
+    /// The store, or why there is none (a store root that is a symlink, bug:B10: every command is
     /// refused with that reason, see [`Reference::open_or_refuse`]).
     root: Result<Dir, String>,
     profile: Profile,
@@ -205,21 +205,21 @@ impl Reference {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
         }
-        // Pin the root once, refusing a link in its place (B10): a store root that is a
+        // Pin the root once, refusing a link in its place (bug:B10): a store root that is a
         // symlink would move the whole store wherever the link points.
         let dir =
             parent
                 .open_dir_nofollow(name)
                 .map_err(|e| match parent.symlink_metadata(name) {
                     Ok(m) if m.file_type().is_symlink() => io::Error::other(
-                        "the store root is a symbolic link; memcert refuses to follow it (B10)",
+                        "the store root is a symbolic link; memcert refuses to follow it (bug:B10)",
                     ),
                     _ => e,
                 })?;
         Ok(Self::new(dir, profile, options))
     }
 
-    /// [`Reference::open_ambient`], except that a store root that is a symbolic link (B10)
+    /// [`Reference::open_ambient`], except that a store root that is a symbolic link (bug:B10)
     /// gives a handler without a store, which refuses every command with the reason: what an
     /// application that keeps running without its store answers, instead of a failed start.
     ///
@@ -811,7 +811,7 @@ fn io_outcome(path: &str, e: &io::Error) -> Outcome {
 
 /// Remove the directory `name` in `parent` and everything below it, iteratively (no recursion,
 /// so no stack overflow on a deep tree) and handle-relative with no-follow opens: a link met on
-/// the way is unlinked, never followed, even if it was swapped in while the delete runs (B14).
+/// the way is unlinked, never followed, even if it was swapped in while the delete runs (bug:B14).
 /// Trees deeper than [`MAX_DELETE_DEPTH`] are refused before anything more is removed.
 fn remove_tree(parent: &Dir, name: &str) -> io::Result<()> {
     let mut stack: Vec<(Dir, std::ffi::OsString)> =

@@ -4,8 +4,8 @@
 //! format of listings, whether directories get a trailing `/`, and how the `Error: ` prefix is
 //! used. Profiles hold the deliberate messages of each source only: the doc's strings (`docs`),
 //! what the Python SDK 2.14.0 handler raises as `ToolError` (`python-sdk`), what the TypeScript
-//! SDK 1.14.0 handler throws (`typescript-sdk`), all from `shared/spec/memory-tool-behaviour.md`
-//! §2. Where a source is silent (a directory given to str_replace, an inverted view_range, a
+//! SDK 1.14.0 handler throws (`typescript-sdk`), all from `docs/spec/memory-tool.md`
+//! spec:2. Where a source is silent (a directory given to str_replace, an inverted view_range, a
 //! refused path) the profile carries memcert's own wording. An SDK's crash text
 //! (`AttributeError(...)`, `ENOTDIR: ... realpath '<host path>'`) is never a template: the
 //! certifier grades those replies on `is_error` alone.
@@ -153,12 +153,12 @@ pub struct ListEntry {
 
 /// Every reply a memory handler gives, with the values its string needs.
 ///
-/// Sources are rows of `shared/spec/memory-tool-behaviour.md`; "memcert" marks a wording the
+/// Sources are rows of `docs/spec/memory-tool.md`; "memcert" marks a wording the
 /// doc does not give.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
-    /// §2.1 listing: header, the directory itself, then entries two levels deep.
+    /// spec:2.1 listing: header, the directory itself, then entries two levels deep.
     ViewDir {
         /// The directory as the model wrote it (header).
         path: String,
@@ -167,7 +167,7 @@ pub enum Outcome {
         /// Entries in pre-order, sorted by name in each directory.
         entries: Vec<ListEntry>,
     },
-    /// §2.1 file view: header, then `{n:>6}\t{line}` lines. Built with [`Outcome::view_file`].
+    /// spec:2.1 file view: header, then `{n:>6}\t{line}` lines. Built with [`Outcome::view_file`].
     ViewFile {
         /// The file as the model wrote it.
         path: String,
@@ -178,24 +178,24 @@ pub enum Outcome {
         /// The shown lines joined with `\n` (one slice of the file, no per-line copies).
         text: String,
     },
-    /// §2.1 [C21] view of a missing path.
+    /// spec:2.1/C21 view of a missing path.
     ViewNotFound {
         /// Path as given.
         path: String,
     },
-    /// §2.1 [C30] more than 999,999 lines.
+    /// spec:2.1/C30 more than 999,999 lines.
     TooManyLines {
         /// Path as given.
         path: String,
         /// Number of lines the file has.
         lines: usize,
     },
-    /// §2.1 [C25] not UTF-8 (wording of the public Python fix).
+    /// spec:2.1/C25 not UTF-8 (wording of the public Python fix).
     NotUtf8 {
         /// Path as given.
         path: String,
     },
-    /// §2.1 [C27] a FIFO, socket or device.
+    /// spec:2.1/C27 a FIFO, socket or device.
     UnsupportedFileType {
         /// Path as given.
         path: String,
@@ -207,7 +207,7 @@ pub enum Outcome {
         /// The limit in bytes.
         limit: u64,
     },
-    /// memcert: an inverted or out-of-range `view_range` (§2.1 [C7], the SDKs answer a header).
+    /// memcert: an inverted or out-of-range `view_range` (spec:2.1/C7, the SDKs answer a header).
     InvalidViewRange {
         /// Path as given.
         path: String,
@@ -223,119 +223,119 @@ pub enum Outcome {
         /// Path as given.
         path: String,
     },
-    /// memcert: a regular file with more than one hard link (§3 S-9).
+    /// memcert: a regular file with more than one hard link (spec:3/S-9).
     HardLink {
         /// Path as given.
         path: String,
     },
-    /// memcert: a path with a trailing `/` that names a file (§3 P-12).
+    /// memcert: a path with a trailing `/` that names a file (spec:3/P-12).
     NotADirectory {
         /// Path as given.
         path: String,
     },
-    /// memcert: a parent on the way is a file (§2.2 [B8], §2.6 [H13]).
+    /// memcert: a parent on the way is a file (spec:2.2/B8, spec:2.6/H13).
     ParentNotADirectory {
         /// Path as given.
         path: String,
     },
-    /// §2.2 [B1].
+    /// spec:2.2/B1.
     Created {
         /// Path as given.
         path: String,
     },
-    /// §2.2 [B2], also for a directory or the root [B6, B7].
+    /// spec:2.2/B2, also for a directory or the root [B6, B7].
     FileExists {
         /// Path as given.
         path: String,
     },
-    /// memcert: create with a trailing `/` (§2.2 [B10]).
+    /// memcert: create with a trailing `/` (spec:2.2/B10).
     CreateTrailingSlash {
         /// Path as given.
         path: String,
     },
-    /// §2.3 [E1]: the edit and an excerpt of the new content.
+    /// spec:2.3/E1: the edit and an excerpt of the new content.
     Edited {
         /// (line number, line text) pairs around the edit.
         lines: Vec<(usize, String)>,
     },
-    /// §2.3 [E2].
+    /// spec:2.3/E2.
     NoMatch {
         /// The old_str as sent.
         old_str: String,
         /// Path as given.
         path: String,
     },
-    /// §2.3 [E3]: line numbers listed once each, ascending.
+    /// spec:2.3/E3: line numbers listed once each, ascending.
     MultipleMatches {
         /// The old_str as sent.
         old_str: String,
         /// Lines holding a match.
         lines: Vec<usize>,
     },
-    /// memcert: an empty old_str (§2.3 [E8]).
+    /// memcert: an empty old_str (spec:2.3/E8).
     EmptyOldStr {
         /// Path as given.
         path: String,
     },
-    /// §2.3 [E10] str_replace on a missing file.
+    /// spec:2.3/E10 str_replace on a missing file.
     StrReplaceNotFound {
         /// Path as given.
         path: String,
     },
-    /// §2.3 [E9], §2.4 [F12]: a directory given to str_replace or insert.
+    /// spec:2.3/E9, spec:2.4/F12: a directory given to str_replace or insert.
     NotAFile {
         /// Path as given.
         path: String,
     },
-    /// §2.4 [F1].
+    /// spec:2.4/F1.
     Inserted {
         /// Path as given.
         path: String,
     },
-    /// §2.4 [F4].
+    /// spec:2.4/F4.
     InvalidInsertLine {
         /// The insert_line as sent.
         insert_line: i64,
         /// Lines in the file.
         lines: usize,
     },
-    /// §2.4 [F13].
+    /// spec:2.4/F13.
     InsertNotFound {
         /// Path as given.
         path: String,
     },
-    /// §2.5 [G1].
+    /// spec:2.5/G1.
     Deleted {
         /// Path as given.
         path: String,
     },
-    /// §2.5 [G6].
+    /// spec:2.5/G6.
     DeleteNotFound {
         /// Path as given.
         path: String,
     },
-    /// §2.5 [G3].
+    /// spec:2.5/G3.
     DeleteRoot,
-    /// §2.6 [H1].
+    /// spec:2.6/H1.
     Renamed {
         /// Old path as given.
         old_path: String,
         /// New path as given.
         new_path: String,
     },
-    /// §2.6 [H5].
+    /// spec:2.6/H5.
     RenameNotFound {
         /// Old path as given.
         old_path: String,
     },
-    /// §2.6 [H3].
+    /// spec:2.6/H3.
     RenameDestinationExists {
         /// New path as given.
         new_path: String,
     },
-    /// §2.6 [H2].
+    /// spec:2.6/H2.
     RenameRoot,
-    /// memcert: a directory moved into its own subtree (§2.6 [H6]).
+    /// memcert: a directory moved into its own subtree (spec:2.6/H6).
     RenameIntoItself {
         /// Old path as given.
         old_path: String,
@@ -791,7 +791,7 @@ fn push_line_number(out: &mut String, n: usize) {
     out.push('\t');
 }
 
-/// `text` without one leading `Error: `; how replies are compared across conventions (§1).
+/// `text` without one leading `Error: `; how replies are compared across conventions (spec:1).
 pub fn strip_error_prefix(text: &str) -> &str {
     text.strip_prefix("Error: ").unwrap_or(text)
 }

@@ -1,6 +1,6 @@
 //! Fuzz logic, always compiled: the `cargo fuzz` targets under `fuzz/` are one-line glue around
 //! these functions, and `tests/fuzz_regressions.rs` replays the committed seeds and crash
-//! reproducers through the very same functions (style rule 14). Each function panics on a bug.
+//! reproducers through the very same functions (rule:14). Each function panics on a bug.
 //! `command_sequence`, which decodes its bytes with `arbitrary`, needs the `arbitrary`
 //! feature (the fuzz crate and `cargo test` turn it on); its logic is in [`sequence`].
 

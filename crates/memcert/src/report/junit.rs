@@ -1,7 +1,7 @@
 //! `--junit FILE`: JUnit XML (quick-junit), one test suite per case category, one test case per
 //! case named by its id. UNSAFE and FAIL are failures (type `UNSAFE`/`FAIL`), ERROR an error,
 //! SKIPPED skipped; PASS, NON-STRICT and INFO pass, the last two with their finding in
-//! `system-out`. A failure's message starts with the requirement (style rule 8). An expected
+//! `system-out`. A failure's message starts with the requirement (rule:8). An expected
 //! failure (`--expected-failures`) is skipped, its message `expected failure (VERDICT): reason`.
 //! With `--baseline`, a REGRESSION case is a failure of type `REGRESSION` whatever its verdict,
 //! the diff first in its text; a NEW case says so in `system-err`; each STALE snapshot is a

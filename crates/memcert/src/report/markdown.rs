@@ -249,7 +249,7 @@ mod tests {
     <testsuite name="path" tests="1" skipped="0" errors="0" failures="0">
         <testcase name="path/dot/inside" classname="memcert.path" time="0.003">
             <system-out>NON-STRICT: R MUST hold.
-source: B01
+source: bug:B01
 - NON-STRICT [reply] step 1: accepted a . component
 </system-out>
         </testcase>
@@ -257,7 +257,7 @@ source: B01
     <testsuite name="symlink" tests="1" skipped="0" errors="0" failures="1">
         <testcase name="symlink/loop/view" classname="memcert.symlink" time="0.003">
             <failure message="R MUST hold. step 1: the reply discloses the host path /tmp/x|y" type="UNSAFE">R MUST hold.
-source: B01
+source: bug:B01
 - UNSAFE [reply] step 1: the reply discloses the host path /tmp/x|y
 </failure>
         </testcase>

@@ -138,7 +138,7 @@ impl crate::certify::Reporter for FileReport {
     }
 }
 
-/// A case record for the report tests: requirement `R MUST hold.`, source `B01`, MUST, no
+/// A case record for the report tests: requirement `R MUST hold.`, source `bug:B01`, MUST, no
 /// findings or steps, 1 ms; tests override what they need with `..test_record(id, verdict)`.
 #[cfg(test)]
 pub(crate) fn test_record(
@@ -149,7 +149,7 @@ pub(crate) fn test_record(
         id: id.into(),
         category: id.split('/').next().unwrap_or("").into(),
         requirement: "R MUST hold.".into(),
-        source: vec!["B01".into()],
+        source: vec!["bug:B01".into()],
         level: crate::suite::Level::Must,
         verdict,
         expected_failure: None,

@@ -425,7 +425,7 @@ mod tests {
         expected: &str,
     ) -> CaseRecord {
         CaseRecord {
-            source: vec!["§3 S-4".into()],
+            source: vec!["spec:3/S-4".into()],
             findings: finding.into_iter().collect(),
             steps: vec![crate::certify::StepRecord {
                 input: serde_json::json!({"command": "delete", "path": "/memories/l"}),
@@ -486,7 +486,7 @@ mod tests {
         let text = render(&summary, &[pass, ns, unsafe_case]);
         let want = format!(
             "memcert {} certify\ntarget:  t\nprofile: docs    cases: 3\n\n\
-UNSAFE     symlink/inner-file/delete\n  requirement: R MUST hold.\n  source:      §3 S-4\n  - UNSAFE [check] target kept: found nothing\n  step 1 input: {{\"command\":\"delete\",\"path\":\"/memories/l\"}}\n    expected Successfully deleted /memories/l\n    actual   Successfully deleted /memories/l\n\n\
+UNSAFE     symlink/inner-file/delete\n  requirement: R MUST hold.\n  source:      spec:3/S-4\n  - UNSAFE [check] target kept: found nothing\n  step 1 input: {{\"command\":\"delete\",\"path\":\"/memories/l\"}}\n    expected Successfully deleted /memories/l\n    actual   Successfully deleted /memories/l\n\n\
 NON-STRICT (1)\n  path/dot/inside                                  step 1: accepted a . component\n\n\
 category           PASS NON-STRICT       INFO       FAIL     UNSAFE      ERROR    SKIPPED\n\
 path                  0          1          0          0          0          0          0\n\

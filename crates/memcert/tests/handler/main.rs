@@ -214,7 +214,7 @@ fn a_rename_of_a_missing_source_creates_no_directories() {
 #[test]
 fn the_root_replaced_by_a_link_after_opening_is_not_followed() {
     // The handle is held: renaming the root away and planting a link in its place does not
-    // redirect later commands (B10: pin the root once at start-up).
+    // redirect later commands (bug:B10: pin the root once at start-up).
     let (dir, mut h) = store();
     let outside = dir.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
@@ -279,7 +279,7 @@ fn a_deep_tree_is_deleted_without_recursion_and_a_too_deep_one_is_refused() {
 
 #[test]
 fn a_store_root_that_is_a_symlink_is_refused() {
-    // See: known-bugs B10 (a symlinked store root moves the whole store).
+    // See: known-bugs bug:B10 (a symlinked store root moves the whole store).
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("outside")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("outside"), dir.path().join("memories")).unwrap();
@@ -291,7 +291,7 @@ fn a_store_root_that_is_a_symlink_is_refused() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "the store root is a symbolic link; memcert refuses to follow it (B10)"
+        "the store root is a symbolic link; memcert refuses to follow it (bug:B10)"
     );
 }
 

@@ -6,7 +6,7 @@
 //! a directory, symlinks pointing inside, outside to the canary folder and nowhere, a FIFO, a
 //! hard link to an outside canary, a file over the size limit) and lists up to [`MAX_COMMANDS`]
 //! commands whose paths are spelled with [`PathToken`]s, a small alphabet of the traversal
-//! grammar (style rule 15): the root, fixed names that collide with the planted ones, `.`,
+//! grammar (rule:15): the root, fixed names that collide with the planted ones, `.`,
 //! `..`, percent-encoded dots and separators, backslash, look-alike dots and slashes, NUL, names
 //! near the 255-byte limit, and an arbitrary raw string.
 //!
