@@ -14,6 +14,7 @@
 //! - [`expected`]: the expected-failures list a run is judged against;
 //! - [`baseline`]: response-format snapshots of a handler's answers (insta's `.snap` format),
 //!   their redaction rules and the comparison of a run with them;
+//! - [`select`]: which cases a run takes (a level narrowed by case-id globs);
 //! - [`certify`]: the runner, the only module that sees both a case and a target;
 //! - [`report`]: consumers of run events (terminal, JSON, JUnit XML, Markdown, HTML);
 //! - [`fuzz`]: command sequences over a planted layout and the functions the fuzz targets call;
@@ -33,4 +34,5 @@ pub mod exit;
 pub mod expected;
 pub mod fuzz;
 pub mod report;
+pub mod select;
 pub mod target;
