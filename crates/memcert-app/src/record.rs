@@ -28,6 +28,9 @@
 //! - Answers are relayed once complete: a stream reaches the app in one piece, not event by
 //!   event (the SDKs accept that).
 //! - One conversation per recording; the setup and checks of the transcript are left empty.
+//!
+//! [`Recorder::wait`] is the recording loop of `memcert record`: until the conversation ends,
+//! the caller's stop flag is set or the time is up, then a grace period for late retries.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -473,6 +476,68 @@ pub fn out_path(out: &Path) -> PathBuf {
         out.join("recorded.json")
     } else {
         out.to_owned()
+    }
+}
+
+/// How long [`Recorder::wait`] keeps relaying after the recording stops: late retries of the
+/// last request still go through.
+pub const GRACE: Duration = Duration::from_millis(500);
+
+/// Why a recording stopped ([`Recorder::wait`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// An answer ended the conversation (a `stop_reason` other than `tool_use`).
+    Ended,
+    /// The caller's stop flag was set (SIGINT or SIGTERM).
+    Interrupted,
+    /// The time limit passed.
+    TimeUp,
+}
+
+/// What a finished recording holds ([`Recorder::wait`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recording {
+    /// The exchanges kept (Messages API answers recorded); 0 when nothing went through.
+    pub answers: usize,
+    /// Why it stopped.
+    pub ending: Ending,
+}
+
+/// The transcript file could not be written (the message says which and why).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct WriteError(pub String);
+
+impl Recorder {
+    /// Wait until an answer ends the conversation, `stop` is set or `limit` passes (polling
+    /// every 20 ms), then [`GRACE`]; then what was recorded.
+    ///
+    /// # Errors
+    /// [`WriteError`] when the last write of the transcript failed.
+    pub fn wait(
+        &self,
+        limit: Duration,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<Recording, WriteError> {
+        use std::sync::atomic::Ordering;
+        let deadline = std::time::Instant::now() + limit;
+        while !self.ended() && std::time::Instant::now() < deadline && !stop.load(Ordering::Relaxed)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(GRACE);
+        let answers = self.exchanges().len();
+        if let Some(e) = self.write_error() {
+            return Err(WriteError(e));
+        }
+        let ending = if self.ended() {
+            Ending::Ended
+        } else if stop.load(Ordering::Relaxed) {
+            Ending::Interrupted
+        } else {
+            Ending::TimeUp
+        };
+        Ok(Recording { answers, ending })
     }
 }
 

@@ -11,6 +11,9 @@
 //! so the same oracle and verdicts grade an app behind the mock (`mockapi`, `appcert`) and a
 //! handler behind the stdio protocol.
 //!
+//! [`choose`] picks the transcripts of a `certify --app` or `snapshot --app` run: a folder, one
+//! file or the built-in ones, narrowed by case-id globs.
+//!
 //! # Guarantees
 //! - [`Transcript::load`] rejects unknown fields, an unknown `format`, a turn that is neither
 //!   tool_use nor final text, a final text that is not last, and a `tool_use` that accepts
@@ -435,6 +438,85 @@ impl Transcript {
             },
         }
     }
+}
+
+/// The transcripts a `certify --app` or `snapshot --app` run takes ([`choose`]).
+#[derive(Clone, Debug)]
+pub struct Chosen {
+    /// The transcripts to run, in load order.
+    pub transcripts: Vec<Transcript>,
+    /// The case ids of every transcript that exists, run or not, for STALE snapshots (with one
+    /// file, its folder's transcripts exist too).
+    pub known: Vec<String>,
+}
+
+/// Why [`choose`] has no transcript to run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChooseError {
+    /// The file or folder cannot be loaded.
+    #[error(transparent)]
+    Load(#[from] TranscriptError),
+    /// A case glob does not parse, or the globs leave no transcript.
+    #[error(transparent)]
+    Select(#[from] memcert::select::SelectError),
+}
+
+/// The transcripts of `source` (a folder of `*.json`, or one file; `None`: the built-in ones)
+/// whose case ids (`app/<transcript id>`) the globs `include` (all when empty) and `exclude`
+/// keep, and the case ids of every transcript that exists.
+///
+/// # Errors
+/// [`ChooseError::Load`] first, then [`ChooseError::Select`] for a bad glob or no transcript.
+pub fn choose(
+    source: Option<&Path>,
+    include: &[String],
+    exclude: &[String],
+) -> Result<Chosen, ChooseError> {
+    let (transcripts, all) = load_source(source)?;
+    let known = all
+        .iter()
+        .chain(&transcripts)
+        .map(Transcript::case_id)
+        .collect();
+    let transcripts = select(transcripts, include, exclude)?;
+    Ok(Chosen { transcripts, known })
+}
+
+/// The transcripts of `source`, and (for one file) those of its folder, which also exist.
+fn load_source(
+    source: Option<&Path>,
+) -> Result<(Vec<Transcript>, Vec<Transcript>), TranscriptError> {
+    Ok(match source {
+        Some(file) if file.is_file() => {
+            let one = Transcript::load(file)?;
+            let folder = file.parent().and_then(|d| Transcript::load_dir(d).ok());
+            (vec![one], folder.unwrap_or_default())
+        }
+        Some(dir) => (Transcript::load_dir(dir)?, Vec::new()),
+        None => (Transcript::builtin(), Vec::new()),
+    })
+}
+
+/// The transcripts whose case ids (`app/<transcript id>`) the globs keep, in order; none is an
+/// error ([`memcert::select::narrow`]).
+///
+/// # Errors
+/// [`memcert::select::SelectError`].
+pub fn select(
+    transcripts: Vec<Transcript>,
+    include: &[String],
+    exclude: &[String],
+) -> Result<Vec<Transcript>, memcert::select::SelectError> {
+    let cases: Vec<Case> = transcripts.iter().map(Transcript::to_case).collect();
+    let keep: Vec<String> = memcert::select::narrow(cases, include, exclude)?
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    Ok(transcripts
+        .into_iter()
+        .filter(|t| keep.contains(&t.case_id()))
+        .collect())
 }
 
 #[cfg(test)]

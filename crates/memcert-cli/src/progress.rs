@@ -1,4 +1,4 @@
-//! Progress on stderr while cases run (built with the `cli` feature).
+//! Progress on stderr while cases run (`certify`, `snapshot`).
 //!
 //! On a terminal: an indicatif bar with the count, elapsed time, ETA and the running totals of
 //! UNSAFE, FAIL and ERROR; each such case is printed above the bar as it finishes. Elsewhere (CI

@@ -3,7 +3,8 @@
 use crate::certify::{self as runner, CaseRecord, Config, Summary};
 use crate::expected::ExpectedFailures;
 use crate::handler::Handler;
-use crate::suite::catalog::{self, RunLevel};
+use crate::select::{SelectError, Selection};
+use crate::suite::catalog::RunLevel;
 use crate::target::inproc::Borrowed;
 use crate::text::Profile;
 
@@ -28,6 +29,18 @@ pub struct Options {
     pub black_box: bool,
     /// The handler's name in reports; `Rust handler` when empty.
     pub name: String,
+}
+
+impl Options {
+    /// The cases these options select ([`Options::level`], [`Options::cases`],
+    /// [`Options::exclude`]).
+    pub fn selection(&self) -> Selection {
+        Selection {
+            level: self.level,
+            include: self.cases.clone(),
+            exclude: self.exclude.clone(),
+        }
+    }
 }
 
 /// Why [`certify`] could not run.
@@ -96,14 +109,10 @@ pub fn certify<H: Handler + ?Sized>(
     handler: &mut H,
     options: &Options,
 ) -> Result<Certification, Error> {
-    let cases = runner::select(
-        catalog::for_level(options.level),
-        &options.cases,
-        &options.exclude,
-    )?;
-    if cases.is_empty() {
-        return Err(Error::NoCase);
-    }
+    let cases = options.selection().cases().map_err(|e| match e {
+        SelectError::Glob(e) => Error::Glob(e),
+        SelectError::NoCase => Error::NoCase,
+    })?;
     let config = Config {
         profile: options.profile,
         strict: options.strict,

@@ -14,6 +14,9 @@
 //! - [`expected`]: the expected-failures list a run is judged against;
 //! - [`baseline`]: response-format snapshots of a handler's answers (insta's `.snap` format),
 //!   their redaction rules and the comparison of a run with them;
+//! - [`select`]: which cases a run takes (a level narrowed by case-id globs);
+//! - [`setup`]: a run set up from plain descriptions (the handler under test started, the
+//!   baseline policy), as `memcert certify` and `snapshot` set theirs up;
 //! - [`certify`]: the runner, the only module that sees both a case and a target;
 //! - [`report`]: consumers of run events (terminal, JSON, JUnit XML, Markdown, HTML);
 //! - [`fuzz`]: command sequences over a planted layout and the functions the fuzz targets call;
@@ -33,4 +36,6 @@ pub mod exit;
 pub mod expected;
 pub mod fuzz;
 pub mod report;
+pub mod select;
+pub mod setup;
 pub mod target;

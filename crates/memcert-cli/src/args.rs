@@ -1,0 +1,312 @@
+//! The flag groups several subcommands share, each defined once and flattened where it is used
+//! (`#[command(flatten)]`), and what they turn into: the library's plain descriptions (a case
+//! [`Selection`], a [`HandlerSpec`], an app run's [`AppConfig`], the file reports), with the
+//! library's typed errors worded in terms of these flags.
+//!
+//! - [`SelectArgs`] (`--level`, `--cases`, `--exclude`): `certify`, `snapshot`, `cases`;
+//! - [`HandlerArgs`] (`--python`, `--node`, `--stdio`, ...): `certify`, `snapshot`;
+//! - [`AppArgs`] (`--app`, `--memory-dir`, `--transcripts`, ...): `certify`, `snapshot`;
+//! - [`GradeArgs`] (`--profile`, `--strict`): `certify`, `mock-api`;
+//! - [`ReportArgs`] (`--report-json`, `--junit`, `--markdown`, `--html`): `certify`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use memcert::certify::{self, Config};
+use memcert::report::{html, json, junit, markdown, FileReport};
+use memcert::select::{SelectError, Selection};
+use memcert::setup::handler::{self, HandlerError, HandlerSpec, Started};
+use memcert::suite::{catalog, Case};
+use memcert::text::Profile;
+use memcert_app::appcert::AppConfig;
+use memcert_app::mockapi::{Fault, Threads};
+use memcert_app::transcript::{self, ChooseError, Transcript};
+
+use crate::interrupt;
+
+/// Which cases run (`certify`, `snapshot`, `cases`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct SelectArgs {
+    /// Which cases: quick (the hand-written catalog and a sample of every payload family,
+    /// about 300), standard (about 1,900) or full (every payload in every field, over 21,000).
+    #[arg(long, default_value = "standard", value_name = "LEVEL")]
+    pub level: catalog::RunLevel,
+    /// Only cases whose id matches this glob (repeatable; `*` matches across `/`); with --app,
+    /// ids are `app/<transcript id>`.
+    #[arg(long = "cases", value_name = "GLOB")]
+    pub cases: Vec<String>,
+    /// Leave out cases whose id matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+}
+
+impl SelectArgs {
+    fn selection(&self) -> Selection {
+        Selection {
+            level: self.level,
+            include: self.cases.clone(),
+            exclude: self.exclude.clone(),
+        }
+    }
+
+    /// The level's cases that --cases/--exclude keep; none is an error.
+    pub fn cases(&self) -> Result<Vec<Case>> {
+        self.selection().cases().map_err(|e| {
+            select_error(
+                e,
+                "no case matches --cases/--exclude; `memcert cases` lists the ids",
+            )
+        })
+    }
+
+    /// The level's cases that --cases/--exclude keep, possibly none (a listing).
+    pub fn matching(&self) -> Result<Vec<Case>> {
+        self.selection()
+            .matching()
+            .map_err(|e| select_error(e, "no case matches --cases/--exclude"))
+    }
+}
+
+/// A selection error in the words of --cases/--exclude; `none` says what matched nothing.
+fn select_error(e: SelectError, none: &str) -> anyhow::Error {
+    match e {
+        SelectError::Glob(e) => anyhow::Error::new(e).context("bad --cases or --exclude glob"),
+        SelectError::NoCase => anyhow!("{none}"),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// How to reach the handler under test (`certify`, `snapshot`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct HandlerArgs {
+    /// A Python handler: `path/to/file.py:ClassName` or `package.module:ClassName`, a subclass of
+    /// anthropic's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool, built with base_path=;
+    /// or `path/to/file.py:make_handler`, a function (sync or async) that takes the base
+    /// directory and returns such a handler.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["stdio", "node"])]
+    pub python: Option<String>,
+    /// Extra keyword arguments for the Python handler's constructor or factory, as a JSON object
+    /// (`base_path=`, or the factory's first argument, is always given).
+    #[arg(long, value_name = "JSON", requires = "python")]
+    pub python_init: Option<String>,
+    /// Python interpreter for --python (it must have the `anthropic` package).
+    #[arg(long, value_name = "EXE", default_value = "python3")]
+    pub python_exe: String,
+    /// A Node handler for the TypeScript SDK: `path/to/module.mjs:ExportName` (a class like
+    /// BetaLocalFilesystemMemoryTool, built with its static init(baseDir)) or
+    /// `module.mjs:makeHandler` (a factory given the base directory), or a package subpath such as
+    /// `@anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool`.
+    #[arg(long, value_name = "SPEC", conflicts_with = "stdio")]
+    pub node: Option<String>,
+    /// Node interpreter for --node.
+    #[arg(long, value_name = "EXE", default_value = "node")]
+    pub node_exe: String,
+    /// A folder whose node_modules holds @anthropic-ai/sdk, when the handler's folder and the
+    /// current folder do not.
+    #[arg(long, value_name = "DIR")]
+    pub node_path: Option<PathBuf>,
+    /// A handler process speaking stdio protocol v1 (docs/protocol.md): program and arguments,
+    /// split like a POSIX shell splits words (quotes allowed, no expansion).
+    #[arg(long, value_name = "COMMAND")]
+    pub stdio: Option<String>,
+    /// Per-call time limit in seconds for external handlers.
+    #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
+    pub timeout: f64,
+    /// The handler does not keep its files in the memories_dir memcert gives it (a database, a
+    /// dict, a folder of its own): plant files through its own `create` commands, SKIP cases
+    /// that need links, FIFOs, empty folders or races, and judge state only by its answers.
+    #[arg(long)]
+    pub memory_dir_unknown: bool,
+}
+
+impl HandlerArgs {
+    /// The handler these flags name: --python, else --node, else --stdio, else the built-in
+    /// reference handler answering in `profile`'s wording.
+    fn spec(&self, profile: Profile) -> HandlerSpec {
+        if let Some(spec) = &self.python {
+            HandlerSpec::Python {
+                spec: spec.clone(),
+                init: self.python_init.clone(),
+                exe: self.python_exe.clone(),
+            }
+        } else if let Some(spec) = &self.node {
+            HandlerSpec::Node {
+                spec: spec.clone(),
+                exe: self.node_exe.clone(),
+                node_path: self.node_path.clone(),
+            }
+        } else if let Some(line) = &self.stdio {
+            HandlerSpec::Stdio {
+                command: line.clone(),
+            }
+        } else {
+            HandlerSpec::Reference(profile)
+        }
+    }
+
+    /// The handler under test, started (an external one that cannot start is an error, exit 2),
+    /// with the temp folder holding its adapter.
+    pub fn start(&self, profile: Profile) -> Result<Started> {
+        let timeout = seconds("--timeout", self.timeout)?;
+        handler::start(&self.spec(profile), timeout).map_err(|e| match e {
+            HandlerError::PythonInit => {
+                anyhow!("--python-init must be a JSON object, e.g. '{{\"max_bytes\": 1000}}'")
+            }
+            HandlerError::Split(e) => {
+                anyhow::Error::new(e).context("--stdio: cannot split the command line")
+            }
+            HandlerError::NoCommand => anyhow!("--stdio needs a command"),
+            e => anyhow::Error::new(e),
+        })
+    }
+}
+
+/// A whole app run through the mock Messages API (`certify --app`, `snapshot --app`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct AppArgs {
+    /// A whole app (its SDK tool runner and memory handler), run unmodified once per transcript
+    /// with ANTHROPIC_BASE_URL pointing at memcert's mock Messages API: program and arguments,
+    /// split like --stdio. It also gets MEMCERT_MEMORY_DIR and MEMCERT_BASE_DIR (see
+    /// docs/transcripts.md). Needs --memory-dir.
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["python", "node", "stdio", "memory_dir_unknown"], requires = "memory_dir")]
+    pub app: Option<String>,
+    /// With --app: the app's memory store root (what /memories maps to; for the Python SDK's
+    /// BetaLocalFilesystemMemoryTool(base_path=B) that is B/memories). The folder two levels
+    /// up must be absent or empty: memcert puts its canaries there, and empties it afterwards
+    /// (removes it if memcert made it). No `..` in it, and that folder must not be a link.
+    #[arg(long, value_name = "DIR", requires = "app")]
+    pub memory_dir: Option<PathBuf>,
+    /// With --app: a folder of transcripts (*.json, docs/transcripts.md), or one transcript
+    /// file; default: the built-in ones.
+    #[arg(long, value_name = "DIR", requires = "app")]
+    pub transcripts: Option<PathBuf>,
+    /// With --app: time limit per transcript, in seconds; the app's process group is killed
+    /// after it.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS", requires = "app")]
+    pub app_timeout: f64,
+    /// With --app: `accept` answers the SDKs' server-side threads (their default), `refuse`
+    /// answers them with thread_unsupported_request, so the runner falls back to full history.
+    #[arg(
+        long,
+        default_value = "accept",
+        value_name = "accept|refuse",
+        requires = "app"
+    )]
+    pub threads: Threads,
+}
+
+impl AppArgs {
+    /// The transcripts --transcripts and --cases/--exclude select, and the app run that takes
+    /// them, grading with `config`, injecting `faults`, stopped by SIGINT/SIGTERM.
+    pub fn prepare(
+        &self,
+        select: &SelectArgs,
+        config: Config,
+        faults: Vec<Fault>,
+    ) -> Result<(Vec<Transcript>, AppConfig)> {
+        let chosen =
+            transcript::choose(self.transcripts.as_deref(), &select.cases, &select.exclude)
+                .map_err(|e| match e {
+                    ChooseError::Select(e) => select_error(
+                        e,
+                        "no transcript matches --cases/--exclude (ids are app/<transcript id>)",
+                    ),
+                    e => anyhow::Error::new(e),
+                })?;
+        let app = AppConfig {
+            known: chosen.known,
+            ..self.config(config, faults)?
+        };
+        Ok((chosen.transcripts, app))
+    }
+
+    /// The app run these flags describe, grading with `config`, stopped by SIGINT/SIGTERM.
+    fn config(&self, config: Config, faults: Vec<Fault>) -> Result<AppConfig> {
+        Ok(AppConfig {
+            command: self.app.clone().unwrap_or_default(),
+            memory_dir: self
+                .memory_dir
+                .clone()
+                .context("--app needs --memory-dir")?,
+            timeout: seconds("--app-timeout", self.app_timeout)?,
+            threads: self.threads,
+            faults,
+            config,
+            interrupt: Some(interrupt::flag()?),
+            known: Vec::new(),
+        })
+    }
+}
+
+/// How answers are graded (`certify`, `mock-api`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct GradeArgs {
+    /// Which wording is PASS: docs, python-sdk or typescript-sdk.
+    #[arg(long, default_value = "docs", value_name = "PROFILE")]
+    pub profile: Profile,
+    /// Grade NON-STRICT as FAIL.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// The report files a run also writes (`certify`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Also write the full results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report_json: Option<PathBuf>,
+    /// Also write JUnit XML to this file (one test case per case id).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Also write an HTML report to this file: one self-contained page (no external resources)
+    /// with the table per category, filters by verdict, and every case with its steps and diffs.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
+
+impl ReportArgs {
+    /// Each report: what it is called in errors, the file asked for, and how it is rendered.
+    fn table(&self) -> [(&'static str, &Option<PathBuf>, ReportRender); 4] {
+        [
+            ("JSON report", &self.report_json, json::render_file),
+            ("JUnit report", &self.junit, junit::render),
+            ("Markdown report", &self.markdown, markdown::render),
+            ("HTML report", &self.html, html::render),
+        ]
+    }
+
+    /// Fail now, not after the run, when a report cannot be written; an earlier report at that
+    /// path stays until the new one replaces it (written atomically at the end).
+    pub fn check_writable(&self) -> Result<()> {
+        for (what, path, _) in self.table() {
+            if let Some(path) = path {
+                memcert::report::check_writable(path)
+                    .with_context(|| format!("cannot write the {what} {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The file reports asked for on the command line.
+    pub fn files(&self) -> Vec<FileReport> {
+        self.table()
+            .into_iter()
+            .filter_map(|(_, path, render)| path.clone().map(|p| FileReport::new(p, render)))
+            .collect()
+    }
+}
+
+/// A time limit flag in seconds, 0.01 to 86,400.
+pub fn seconds(flag: &str, value: f64) -> Result<Duration> {
+    if !(0.01..=86_400.0).contains(&value) {
+        bail!("{flag} must be between 0.01 and 86400 seconds, got {value}");
+    }
+    Ok(Duration::from_secs_f64(value))
+}

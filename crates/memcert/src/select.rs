@@ -1,0 +1,76 @@
+//! Which cases a run takes: the catalog of a [`RunLevel`], narrowed by case-id globs (the
+//! `--cases`/`--exclude` flags of `memcert certify`, `snapshot` and `cases`, and
+//! [`crate::Options::cases`]/[`crate::Options::exclude`]).
+//!
+//! The one home of the rule that a selection leaving no case is an error: [`Selection::cases`]
+//! and [`narrow`] return [`SelectError::NoCase`], and each caller words it for its own users
+//! (the command line names its flags, the Rust API its options, `certify --app` the transcripts).
+//! [`Selection::matching`] is for listings, where an empty answer is a fine answer.
+//!
+//! The glob filter itself is [`crate::certify::select`] (`*` matches across `/`).
+
+use crate::certify;
+use crate::suite::catalog::{self, RunLevel};
+use crate::suite::Case;
+
+/// A level and the case-id globs that narrow it. The default: level `standard`, every case.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// How many cases ([`catalog::for_level`]).
+    pub level: RunLevel,
+    /// Only case ids matching one of these globs; all when empty.
+    pub include: Vec<String>,
+    /// Leave out case ids matching any of these globs.
+    pub exclude: Vec<String>,
+}
+
+/// Why a selection gives no cases to run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectError {
+    /// A glob does not parse.
+    #[error("bad case glob")]
+    Glob(#[source] globset::Error),
+    /// The globs leave no case.
+    #[error("no case matches the case globs")]
+    NoCase,
+}
+
+impl Selection {
+    /// The level's cases the globs keep, in catalog order; none is an error.
+    ///
+    /// # Errors
+    /// [`SelectError::Glob`] for a glob that does not parse, [`SelectError::NoCase`] when the
+    /// globs leave nothing.
+    pub fn cases(&self) -> Result<Vec<Case>, SelectError> {
+        narrow(catalog::for_level(self.level), &self.include, &self.exclude)
+    }
+
+    /// The level's cases the globs keep, in catalog order; possibly none (a listing).
+    ///
+    /// # Errors
+    /// [`SelectError::Glob`] for a glob that does not parse (never [`SelectError::NoCase`]).
+    pub fn matching(&self) -> Result<Vec<Case>, SelectError> {
+        certify::select(catalog::for_level(self.level), &self.include, &self.exclude)
+            .map_err(SelectError::Glob)
+    }
+}
+
+/// The cases of `cases` whose ids `include` (all when empty) and `exclude` keep, in order; none
+/// is an error. For case lists that are not a catalog level, such as `certify --app`'s
+/// transcripts.
+///
+/// # Errors
+/// [`SelectError::Glob`] for a glob that does not parse, [`SelectError::NoCase`] when the globs
+/// leave nothing.
+pub fn narrow(
+    cases: Vec<Case>,
+    include: &[String],
+    exclude: &[String],
+) -> Result<Vec<Case>, SelectError> {
+    let cases = certify::select(cases, include, exclude).map_err(SelectError::Glob)?;
+    if cases.is_empty() {
+        return Err(SelectError::NoCase);
+    }
+    Ok(cases)
+}

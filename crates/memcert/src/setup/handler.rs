@@ -1,0 +1,158 @@
+//! The handler under test, started: memcert's reference handler in-process, or an external one
+//! behind the stdio protocol (a Python or Node SDK handler through memcert's adapter, or any
+//! program speaking protocol v1).
+//!
+//! [`start`] starts an external handler at once, so one that cannot start at all is an error
+//! before any case runs (the command line exits 2), not a run of ERROR cases.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::target::{inproc::InProcess, node, python, stdio::Stdio, Target, TargetError};
+use crate::text::Profile;
+
+/// Which handler to run cases against.
+#[derive(Clone, Debug)]
+pub enum HandlerSpec {
+    /// memcert's built-in reference handler, in-process, answering in `profile`'s wording.
+    Reference(Profile),
+    /// A Python SDK handler through memcert's adapter (`memcert certify --python`).
+    Python {
+        /// `path/to/file.py:ClassName`, `package.module:ClassName` or `file.py:make_handler`.
+        spec: String,
+        /// Extra keyword arguments for the constructor or factory: a JSON object, as text.
+        init: Option<String>,
+        /// The interpreter (it must have the `anthropic` package).
+        exe: String,
+    },
+    /// A TypeScript SDK handler through memcert's Node adapter (`memcert certify --node`).
+    Node {
+        /// `path/to/module.mjs:ExportName`, `module.mjs:makeHandler` or a package subpath.
+        spec: String,
+        /// The Node interpreter.
+        exe: String,
+        /// A folder whose `node_modules` holds `@anthropic-ai/sdk`, when the handler's folder
+        /// and the current folder do not.
+        node_path: Option<PathBuf>,
+    },
+    /// A program speaking stdio protocol v1: program and arguments as one line, split like a
+    /// POSIX shell splits words (quotes allowed, no expansion).
+    Stdio {
+        /// The command line.
+        command: String,
+    },
+}
+
+/// A started handler. Fields drop in order: the target (which stops an external handler)
+/// before the folder holding its adapter.
+pub struct Started {
+    /// The handler to run cases against.
+    pub target: Box<dyn Target>,
+    /// The temporary folder that holds the adapter script (empty for other handlers); removed
+    /// when dropped.
+    pub adapter_dir: tempfile::TempDir,
+}
+
+/// Why the handler under test could not be started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HandlerError {
+    /// The adapter folder or script could not be written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// [`HandlerSpec::Python::init`] is not a JSON object.
+    #[error(
+        "the Python handler's init arguments must be a JSON object, e.g. '{{\"max_bytes\": 1000}}'"
+    )]
+    PythonInit,
+    /// [`HandlerSpec::Stdio::command`] does not split into words (an open quote).
+    #[error("cannot split the command line")]
+    Split(#[source] shell_words::ParseError),
+    /// [`HandlerSpec::Stdio::command`] has no program.
+    #[error("the stdio command line is empty")]
+    NoCommand,
+    /// The external handler did not start (the hello failed); `stderr` is the end of what it
+    /// wrote, when the error does not carry it already, else empty.
+    #[error("the handler cannot be started{}", stderr_note(stderr))]
+    Start {
+        /// Why it did not start.
+        #[source]
+        source: TargetError,
+        /// Its stderr, trimmed; empty when none or already in `source`.
+        stderr: String,
+    },
+}
+
+fn stderr_note(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr:\n{stderr}")
+    }
+}
+
+/// Start the handler `spec` describes, each call of an external one limited to `timeout`.
+///
+/// # Errors
+/// [`HandlerError`]: the adapter cannot be written, the spec is malformed, or the handler does
+/// not start.
+pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerError> {
+    let adapter_dir = tempfile::Builder::new()
+        .prefix("memcert-adapter-")
+        .tempdir()?;
+    let target: Box<dyn Target> = match spec {
+        HandlerSpec::Python { spec, init, exe } => {
+            let mut cmd = python::adapter_command(adapter_dir.path(), exe, spec)?;
+            if let Some(init) = init {
+                match serde_json::from_str::<serde_json::Value>(init) {
+                    Ok(serde_json::Value::Object(_)) => {}
+                    _ => return Err(HandlerError::PythonInit),
+                }
+                cmd.arg("--init").arg(init);
+            }
+            let name = format!("python adapter, {exe}");
+            Box::new(started(Stdio::new(cmd, timeout).named(name))?)
+        }
+        HandlerSpec::Node {
+            spec,
+            exe,
+            node_path,
+        } => {
+            let cmd = node::adapter_command(adapter_dir.path(), exe, spec, node_path.as_deref())?;
+            let name = format!("node adapter, {exe}");
+            Box::new(started(Stdio::new(cmd, timeout).named(name))?)
+        }
+        HandlerSpec::Stdio { command: line } => {
+            let words = shell_words::split(line).map_err(HandlerError::Split)?;
+            let Some((program, rest)) = words.split_first() else {
+                return Err(HandlerError::NoCommand);
+            };
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(rest);
+            Box::new(started(
+                Stdio::new(cmd, timeout).named(format!("stdio: {line}")),
+            )?)
+        }
+        HandlerSpec::Reference(profile) => Box::new(InProcess::reference(*profile)),
+    };
+    Ok(Started {
+        target,
+        adapter_dir,
+    })
+}
+
+/// Start an external handler now, so one that cannot start at all ends the run before it begins.
+fn started(mut s: Stdio) -> Result<Stdio, HandlerError> {
+    if let Err(source) = s.start() {
+        let tail = s.stderr_tail();
+        let tail = tail.trim();
+        // An exit already carries its stderr; other errors get it appended.
+        let stderr = if tail.is_empty() || matches!(source, TargetError::Exited { .. }) {
+            String::new()
+        } else {
+            tail.to_owned()
+        };
+        return Err(HandlerError::Start { source, stderr });
+    }
+    Ok(s)
+}
