@@ -34,10 +34,13 @@ fn item_text(item: &Item) -> String {
 /// A case: id, level, requirement, definition, then each cited item's text.
 pub fn case_text(case: &Case) -> String {
     let mut out = format!(
-        "{}\n  requirement: {}\n  level:       {:?}\n  defined:     {}\n  source:      {}\n",
+        "{}\n  requirement: {}\n  level:       {}\n  defined:     {}\n  source:      {}\n",
         case.id,
         case.requirement,
-        case.level,
+        match case.level {
+            crate::Level::Must => "MUST",
+            crate::Level::Should => "SHOULD",
+        },
         case.defined,
         case.source.join(", ")
     );

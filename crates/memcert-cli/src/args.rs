@@ -267,6 +267,11 @@ pub struct ReportArgs {
     /// with the table per category, filters by verdict, and every case with its steps and diffs.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// In the HTML report, also link each cited rule to a hosted copy of the spec pages:
+    /// `URL/docs/spec/PAGE.md#LLINE` (for example a repository's blob URL at the tag you run).
+    /// Without it the report links nothing outside itself; the rules' text is always embedded.
+    #[arg(long, value_name = "URL", requires = "html")]
+    pub spec_url: Option<String>,
 }
 
 type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
@@ -296,10 +301,19 @@ impl ReportArgs {
 
     /// The file reports asked for on the command line.
     pub fn files(&self) -> Vec<FileReport> {
-        self.table()
+        let mut files: Vec<FileReport> = self
+            .table()
             .into_iter()
+            .filter(|(what, _, _)| *what != "HTML report")
             .filter_map(|(_, path, render)| path.clone().map(|p| FileReport::new(p, render)))
-            .collect()
+            .collect();
+        if let Some(path) = &self.html {
+            let url = self.spec_url.clone();
+            files.push(FileReport::new(path.clone(), move |s, c| {
+                html::render_with(s, c, url.as_deref())
+            }));
+        }
+        files
     }
 }
 

@@ -63,8 +63,15 @@ enum Cmd {
     /// tool_use), or after --timeout. Credentials are never written. Replay the file with
     /// `certify --app ... --transcripts DIR` (docs/transcripts.md).
     Record(cmd::record::RecordArgs),
-    /// List the case ids of a level (after --cases/--exclude), one per line.
-    Cases(args::SelectArgs),
+    /// List the cases of a level (after --cases/--exclude): one id per line, or with
+    /// `--format jsonl` one JSON object per case (id, level, requirement, source, defined).
+    Cases(cmd::cases::CasesArgs),
+    /// Print what a case id, a spec id (`spec:2.1/D3`, `wire:5`, `rule:8`) or a bug id
+    /// (`bug:B10`) means: the rule's text, compiled into memcert, so it works offline.
+    ///
+    /// For a case: its requirement, level, where it is defined and the text of every rule it
+    /// cites. Exit status: 0, or 2 when the id names nothing.
+    Explain(cmd::explain::ExplainArgs),
 }
 
 fn main() -> ExitCode {
@@ -93,6 +100,7 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Payloads(args) => cmd::payloads::run(args),
         Cmd::MockApi(args) => cmd::mock_api::run(*args),
         Cmd::Record(args) => cmd::record::run(args),
-        Cmd::Cases(select) => cmd::cases::run(select),
+        Cmd::Cases(args) => cmd::cases::run(args),
+        Cmd::Explain(args) => cmd::explain::run(args),
     }
 }

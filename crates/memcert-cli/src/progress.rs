@@ -151,6 +151,7 @@ mod tests {
             category: id.split('/').next().unwrap_or("").into(),
             requirement: "R MUST hold.".into(),
             source: vec!["bug:B01".into()],
+            defined: String::new(),
             level: memcert::suite::Level::Must,
             verdict,
             expected_failure: None,

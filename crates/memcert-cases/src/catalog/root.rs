@@ -143,7 +143,11 @@ pub(super) fn cases() -> Vec<Case> {
         )
         .done(),
         root_view("root/view/dot", "/memories/.", &["spec:3/P-6", "bug:B07"]),
-        root_view("root/view/double-slash", "/memories//", &["spec:3/P-6", "bug:B07"]),
+        root_view(
+            "root/view/double-slash",
+            "/memories//",
+            &["spec:3/P-6", "bug:B07"],
+        ),
         root_view(
             "root/view/via-parent",
             "/memories/../memories",

@@ -4,6 +4,7 @@
 
 pub mod cases;
 pub mod certify;
+pub mod explain;
 pub mod mock_api;
 pub mod payloads;
 pub mod record;

@@ -39,8 +39,12 @@ pub struct CaseRecord {
     pub category: String,
     /// The requirement under test.
     pub requirement: String,
-    /// Spec rows and bug ids.
+    /// Spec rows and bug ids, as citation ids (`spec:2.1/D3`, `bug:B10`).
     pub source: Vec<String>,
+    /// Where the case is defined ([`crate::suite::Case::defined`]); empty for a case made at
+    /// run time, and then left out of the JSON report.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub defined: String,
     /// MUST or SHOULD.
     pub level: Level,
     /// Final verdict.
@@ -160,6 +164,7 @@ pub fn record(
         category: case.category().to_owned(),
         requirement: case.requirement.clone(),
         source: case.source.clone(),
+        defined: case.defined.clone(),
         level: case.level,
         verdict: j.verdict,
         expected_failure: config

@@ -361,10 +361,15 @@ fn case(h: &mut String, c: &CaseRecord) {
         Level::Must => "MUST",
         Level::Should => "SHOULD",
     };
+    let defined = if c.defined.is_empty() {
+        String::new()
+    } else {
+        format!("<dt>defined</dt><dd><code>{}</code></dd>", Text(&c.defined))
+    };
     let _ = writeln!(
         h,
         "<dl><dt>requirement</dt><dd>{}</dd><dt>level</dt><dd>{level}</dd>\
-<dt>source</dt><dd>{}</dd><dt>time</dt><dd>{} ms</dd></dl>",
+<dt>source</dt><dd>{}</dd>{defined}<dt>time</dt><dd>{} ms</dd></dl>",
         Text(&c.requirement),
         sources(&c.source),
         c.duration_ms
@@ -740,6 +745,7 @@ data-verdict=\"UNSAFE\" open>"
         a.source = vec!["bug:B01".into(), "spec:2.1/D3".into(), "not-an-id".into()];
         let mut b = rec("view/b", Verdict::Pass);
         b.source = vec!["bug:B01".into()];
+        b.defined = "crates/memcert-cases/src/catalog/view.rs:7".into();
         let cases = [a, b];
         let html = render(&summary_of(&cases), &cases);
         assert_only_own_markup(&html);
@@ -755,6 +761,10 @@ data-verdict=\"UNSAFE\" open>"
             d3.line
         )));
         assert!(!html.contains("hosted copy"));
+        assert!(html.contains(
+            "<dt>defined</dt><dd><code>crates/memcert-cases/src/catalog/view.rs:7</code></dd>"
+        ));
+        assert_eq!(html.matches("<dt>defined</dt>").count(), 1);
         let linked = render_with(
             &summary_of(&cases),
             &cases,

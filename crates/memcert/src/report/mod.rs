@@ -97,21 +97,27 @@ fn folder_of(path: &Path) -> &Path {
 /// finishes; the write error, if any, is kept for the caller.
 pub struct FileReport {
     path: std::path::PathBuf,
-    render: fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String,
+    render: Box<Render>,
     cases: Vec<crate::certify::CaseRecord>,
     /// The error of writing the file.
     pub error: Option<io::Error>,
 }
 
+/// How a file report renders a finished run: summary and cases in, the file's text out.
+pub type Render = dyn Fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String + Send;
+
 impl FileReport {
-    /// A report written to `path` with `render`.
+    /// A report written to `path` with `render` (a renderer such as [`html::render`], or a
+    /// closure that passes it options).
     pub fn new(
         path: std::path::PathBuf,
-        render: fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String,
+        render: impl Fn(&crate::certify::Summary, &[crate::certify::CaseRecord]) -> String
+            + Send
+            + 'static,
     ) -> Self {
         FileReport {
             path,
-            render,
+            render: Box::new(render),
             cases: Vec::new(),
             error: None,
         }
@@ -150,6 +156,7 @@ pub(crate) fn test_record(
         category: id.split('/').next().unwrap_or("").into(),
         requirement: "R MUST hold.".into(),
         source: vec!["bug:B01".into()],
+        defined: String::new(),
         level: crate::suite::Level::Must,
         verdict,
         expected_failure: None,

@@ -426,6 +426,7 @@ mod tests {
     ) -> CaseRecord {
         CaseRecord {
             source: vec!["spec:3/S-4".into()],
+            defined: String::new(),
             findings: finding.into_iter().collect(),
             steps: vec![crate::certify::StepRecord {
                 input: serde_json::json!({"command": "delete", "path": "/memories/l"}),

@@ -1,0 +1,31 @@
+//! `memcert explain ID`: what a case id, a spec id (`spec:2.1/D3`, `wire:5`, `rule:8`) or a bug
+//! id (`bug:B10`, or `B10`) means, printed from the spec compiled into the binary: it needs no
+//! repository and no network.
+
+use anyhow::{bail, Result};
+
+use memcert::exit;
+use memcert::suite::explain;
+
+/// The flags of `memcert explain`.
+#[derive(clap::Args, Debug)]
+pub struct ExplainArgs {
+    /// A case id (`view/dir/empty-root`, as `memcert cases` lists them at --level full), a spec
+    /// id (`spec:2.1/D3`, `spec:3/S-4`, `wire:5`, `ctx:request`, `rule:8`) or a bug id
+    /// (`bug:B10`, `B10`).
+    pub id: String,
+}
+
+/// `explain`: the text of what `id` names; an id that names nothing is a usage error (exit 2).
+pub fn run(args: ExplainArgs) -> Result<i32> {
+    match explain::explain(&args.id) {
+        Some(text) => {
+            print!("{text}");
+            Ok(exit::PASS)
+        }
+        None => bail!(
+            "{:?} is neither a case id (`memcert cases --level full` lists them) nor a spec or bug id (docs/spec/README.md: spec:2.1/D3, bug:B10, wire:5, ctx:request, rule:8)",
+            args.id
+        ),
+    }
+}
