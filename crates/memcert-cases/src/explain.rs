@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn a_bug_number_alone_is_read_as_a_bug_id() {
-        let a = explain("bug:B10").unwrap();
+        let a = explain(&format!("B{}", 10)).unwrap(); // the number alone
         assert_eq!(Some(a.clone()), explain("bug:B10"));
         assert!(a.starts_with("bug:B10  (docs/spec/bugs.md:"), "{a}");
     }

@@ -295,7 +295,9 @@ mod tests {
     fn at_least_thirty_traversal_inputs_from_known_bugs() {
         let n = all()
             .iter()
-            .filter(|c| c.category() == "traversal" && c.source.iter().any(|s| s.starts_with('B')))
+            .filter(|c| {
+                c.category() == "traversal" && c.source.iter().any(|s| s.starts_with("bug:"))
+            })
             .count();
         assert!(n >= 30, "{n}");
     }

@@ -598,7 +598,13 @@ fn html_report_is_one_offline_page() {
     assert!(html.ends_with("</body>\n</html>\n"));
     assert_eq!(html.matches("<html").count(), 1);
     assert_eq!(html.matches("</html>").count(), 1);
-    for external in ["http://", "https://", "src=", "href=", "url("] {
+    // Links only within the page (a case's sources to the embedded "Rules cited").
+    assert_eq!(
+        html.matches("href=").count(),
+        html.matches("href=\"#cite-").count()
+    );
+    assert!(html.contains("<h2>Rules cited</h2>"));
+    for external in ["http://", "https://", "src=", "url("] {
         assert!(!html.contains(external), "{external}");
     }
     let n = catalog::for_level(RunLevel::Quick).len() - races();
