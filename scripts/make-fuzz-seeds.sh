@@ -32,4 +32,4 @@ for line in out.splitlines():
     n += 1
 print(f"{n} seeds per target")
 PY
-cargo test --quiet -p memcert --test fuzz_regressions -- --ignored write_command_sequence_seeds
+cargo test --quiet -p memcert --features arbitrary --test fuzz_regressions -- --ignored write_command_sequence_seeds

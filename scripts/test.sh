@@ -27,7 +27,7 @@ cargo clippy --workspace --all-targets --locked -- -A clippy::all -D clippy::too
 
 echo "==> cargo test"
 # Snapshots are never written here: review changes with `cargo insta review`.
-INSTA_UPDATE=no cargo test --workspace --locked
+INSTA_UPDATE=no cargo test --workspace --all-features --locked
 
 echo "==> benches compile (not run)"
 cargo bench --workspace --no-run --locked --quiet

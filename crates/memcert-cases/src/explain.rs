@@ -23,6 +23,17 @@ pub fn explain(query: &str) -> Option<String> {
     cases.iter().find(|c| c.id == query).map(case_text)
 }
 
+/// A hint for a query that names nothing but looks like a near miss of a bug id (one digit, a
+/// small b: `B1`, `b10`), if any.
+pub fn hint(query: &str) -> Option<String> {
+    let q = query.trim();
+    let number = q.strip_prefix("bug:").unwrap_or(q);
+    let digits = number.strip_prefix(['B', 'b'])?;
+    let n: u32 = digits.parse().ok()?;
+    let id = format!("bug:B{n:02}"); // (not a citation)
+    spec::lookup(&id).map(|_| format!("bug ids have two digits and a capital B: {id}"))
+}
+
 /// A spec item: its id and where it is defined, then its text.
 fn item_text(item: &Item) -> String {
     format!(
@@ -44,9 +55,15 @@ pub fn case_text(case: &Case) -> String {
         case.defined,
         case.source.join(", ")
     );
+    let mut shown = Vec::new();
     for id in &case.source {
         match spec::lookup(id) {
-            Some(item) => out.push_str(&format!("\n{}", item_text(item))),
+            // Two ids of one table row: the row once.
+            Some(item) if shown.contains(&(item.page, item.line)) => {}
+            Some(item) => {
+                shown.push((item.page, item.line));
+                out.push_str(&format!("\n{}", item_text(item)));
+            }
             None => out.push_str(&format!("\n{id}  (not in the spec pages)\n")),
         }
     }
@@ -62,6 +79,31 @@ mod tests {
         let a = explain(&format!("B{}", 10)).unwrap(); // the number alone
         assert_eq!(Some(a.clone()), explain("bug:B10"));
         assert!(a.starts_with("bug:B10  (docs/spec/bugs.md:"), "{a}");
+    }
+
+    #[test]
+    fn near_misses_get_a_hint() {
+        assert_eq!(
+            hint("bug:B1").as_deref(), // (not a citation)
+            Some("bug ids have two digits and a capital B: bug:B01")
+        );
+        assert_eq!(
+            hint("b10").as_deref(),
+            Some("bug ids have two digits and a capital B: bug:B10")
+        );
+        assert_eq!(hint(&format!("bug:B{}", 99)), None); // (not a citation)
+        assert_eq!(hint("view/x"), None);
+    }
+
+    #[test]
+    fn a_row_cited_twice_is_shown_once() {
+        let case = catalog::all()
+            .into_iter()
+            .find(|c| c.id == "create/crlf-unicode")
+            .unwrap();
+        let text = case_text(&case);
+        let rows = text.matches("| id | outcome |").count();
+        assert_eq!(rows, 1, "{text}");
     }
 
     #[test]

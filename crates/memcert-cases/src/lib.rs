@@ -5,7 +5,7 @@
 //! (best first), and the checks on disk after it ran. Cases are data: the certifier runs them,
 //! [`verdict`] grades the replies, `attack::oracle` judges confinement.
 //!
-//! Ids are kebab-case slugs whose first segment is the catalog file
+//! Ids are slugs (lower-case words, `_`, `.` and `-`, separated by `/`) whose first segment is the catalog file
 //! (`view/file/view-range/inverted` lives in `catalog/view.rs`).
 #![deny(missing_docs)]
 

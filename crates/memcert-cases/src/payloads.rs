@@ -6,7 +6,7 @@
 //! leads from the d-th ancestor of the store root back down to the sandbox, so every depth aims at
 //! the same canary (`outside/canary.txt`). Other families (prefix confusion, absolute and
 //! drive/UNC remainders, root aliases, control characters, Windows names, very long names) are
-//! listed as data. The tables live in `src/attack/payloads.toml`; this module holds the grammar,
+//! listed as data. The tables live in `payloads.toml` beside it; this module holds the grammar,
 //! the loader, the expansion and the deduplication.
 //!
 //! Every payload carries its family and generation parameters, so a failure reads as
@@ -32,7 +32,7 @@ pub struct Dot {
     pub name: String,
     /// The spelling.
     pub text: String,
-    /// The `known-bugs.md` id it comes from.
+    /// The bug id it comes from (`bug:B19`, docs/spec/bugs.md).
     pub source: String,
 }
 
@@ -44,7 +44,7 @@ pub struct Slash {
     pub name: String,
     /// The spelling.
     pub text: String,
-    /// The `known-bugs.md` id it comes from.
+    /// The bug id it comes from (`bug:B19`, docs/spec/bugs.md).
     pub source: String,
 }
 
@@ -58,7 +58,7 @@ pub struct Extra {
     pub id: String,
     /// The path.
     pub text: String,
-    /// The `known-bugs.md` id it comes from.
+    /// The bug id it comes from (`bug:B19`, docs/spec/bugs.md).
     pub source: String,
 }
 
@@ -104,7 +104,7 @@ pub struct Payload {
     pub text: String,
     /// True when the path resolves outside the root on POSIX exactly as written.
     pub real: bool,
-    /// The `known-bugs.md` ids it comes from.
+    /// The bug ids it comes from (`bug:B01`, docs/spec/bugs.md).
     pub source: Vec<String>,
     /// Where it is defined, workspace-relative: the line of its record in `payloads.toml` (a
     /// traversal payload: its `[[dot]]` spelling), or of the code that makes it (long names).

@@ -132,7 +132,7 @@ pub fn socket() -> Scenario {
         id: "socket",
         left_by: "a local server (an editor, an agent daemon) that bound its socket in the store",
         what: "/memories/sock, a socket, beside /memories/notes.txt",
-        source: &["spec:2.1/C27", "spec:3/S-1"],
+        source: &["spec:2.1/C27", "bug:B17"],
         setup: vec![
             Fs::File {
                 path: "/memories/notes.txt".into(),

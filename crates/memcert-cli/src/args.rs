@@ -268,9 +268,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// In the HTML report, also link each cited rule to a hosted copy of the spec pages:
-    /// `URL/docs/spec/PAGE.md#LLINE` (for example a repository's blob URL at the tag you run).
-    /// Without it the report links nothing outside itself; the rules' text is always embedded.
-    #[arg(long, value_name = "URL", requires = "html")]
+    /// `URL/docs/spec/PAGE.md?plain=1#LLINE` (an http(s) URL, for example a repository's blob
+    /// URL at the tag you run). Without it the report links nothing outside itself; the rules'
+    /// text is always embedded.
+    #[arg(long, value_name = "URL", requires = "html", value_parser = http_url)]
     pub spec_url: Option<String>,
 }
 
@@ -314,6 +315,17 @@ impl ReportArgs {
             }));
         }
         files
+    }
+}
+
+/// An `http://` or `https://` URL (`--spec-url`), without whitespace or control characters.
+fn http_url(s: &str) -> Result<String, String> {
+    let ok = (s.starts_with("https://") || s.starts_with("http://"))
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control());
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err("must be an http:// or https:// URL".into())
     }
 }
 

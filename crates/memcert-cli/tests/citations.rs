@@ -37,6 +37,8 @@ fn cited_files() -> Vec<String> {
                 || *f == "fuzz/README.md"
         })
         .filter(|f| !f.starts_with("fixtures/baselines/") && !f.ends_with(".snap"))
+        // This file spells the old forms it looks for.
+        .filter(|f| *f != "crates/memcert-cli/tests/citations.rs")
         .map(str::to_owned)
         .collect()
 }
@@ -77,6 +79,10 @@ fn every_id_in_the_tree_resolves() {
             continue;
         };
         for (n, line) in text.lines().enumerate() {
+            // A deliberate non-id (a near miss a test feeds to `explain`) says so on its line.
+            if line.contains("(not a citation)") {
+                continue;
+            }
             for id in spec::cited_ids(line) {
                 if spec::lookup(&id).is_none() {
                     dangling.insert(format!("{file}:{}: {id}", n + 1));
@@ -87,6 +93,17 @@ fn every_id_in_the_tree_resolves() {
     assert_eq!(dangling, BTreeSet::new(), "citations that name no anchor");
 }
 
+/// A path row cited without its kind and section (`S-4`, `P-14` not preceded by `spec:3/`).
+fn bare_row_id(line: &str) -> bool {
+    let b = line.as_bytes();
+    (1..b.len().saturating_sub(1)).any(|i| {
+        b[i] == b'-'
+            && matches!(b[i - 1], b'S' | b'P')
+            && b[i + 1].is_ascii_digit()
+            && (i < 2 || !(b[i - 2].is_ascii_alphanumeric() || b[i - 2] == b'/'))
+    })
+}
+
 #[test]
 fn old_citation_forms_are_gone() {
     let mut old = BTreeSet::new();
@@ -95,7 +112,8 @@ fn old_citation_forms_are_gone() {
             continue;
         };
         for (n, line) in text.lines().enumerate() {
-            let section_sign = line.contains('\u{a7}');
+            let section_sign =
+                line.contains('\u{a7}') || bare_row_id(line) || line.contains(" [G3-");
             let style_rule = line.contains(concat!("style", " rule"));
             let outside = ["spec", "style", "hooks"]
                 .iter()

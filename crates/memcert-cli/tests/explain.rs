@@ -69,11 +69,22 @@ defined:     crates/memcert-cases/src/catalog/view.rs:";
         case.contains("\n  source:      spec:2.1/A1\n\nspec:2.1/A1  (docs/spec/memory-tool.md:")
     );
 
+    let near = run(&bin, empty.path(), &["explain", "bug:B1"]); // (not a citation)
+    assert_eq!(near.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&near.stderr),
+        "memcert: error: \"bug:B1\" names nothing; bug ids have two digits and a capital B: bug:B01\n" // (not a citation)
+    );
+    let long = "x".repeat(100_000);
+    let cut = run(&bin, empty.path(), &["explain", &long]);
+    assert_eq!(cut.status.code(), Some(2));
+    assert!(cut.stderr.len() < 400, "{}", cut.stderr.len());
+
     let none = run(&bin, empty.path(), &["explain", "view/nope"]);
     assert_eq!(none.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&none.stderr).lines().next().unwrap(),
-        "memcert: error: \"view/nope\" is neither a case id (`memcert cases --level full` lists them) nor a spec or bug id (docs/spec/README.md: spec:2.1/D3, bug:B10, wire:5, ctx:request, rule:8)"
+        "memcert: error: \"view/nope\" is neither a case id (`memcert cases --level full` lists them) nor a spec or bug id (spec:2.1/D3, spec:3/S-4, bug:B10, wire:5, ctx:request, rule:8)"
     );
 }
 

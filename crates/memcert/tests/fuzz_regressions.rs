@@ -106,7 +106,7 @@ fn write_command_sequence_seeds() {
 
 #[test]
 fn b16_encoded_nul_after_dotdot() {
-    // See: known-bugs bug:B16, bug:B19. `..%00` decodes to `..` plus a NUL that C truncates.
+    // See: bug:B16, bug:B19. `..%00` decodes to `..` plus a NUL that C truncates.
     fuzz::vpath(b"/memories/..%00/x");
     assert!(memcert::vpath::VPath::parse("/memories/..%00/x").is_err());
 }

@@ -17,6 +17,8 @@ fn malformed(input: &Value) -> Accept {
     exact(Outcome::MalformedInput { detail })
 }
 
+/// (`#[track_caller]`: the case is defined where this is called.)
+#[track_caller]
 fn bad(id: &str, src: &[&str], input: Value) -> Case {
     B::must(
         &format!("malformed/{id}"),
@@ -34,6 +36,8 @@ fn bad(id: &str, src: &[&str], input: Value) -> Case {
     .done()
 }
 
+/// (`#[track_caller]`: the case is defined where this is called.)
+#[track_caller]
 fn lenient(id: &str, src: &[&str], input: Value, note: &str) -> Case {
     B::should(
         &format!("malformed/{id}"),

@@ -1,5 +1,5 @@
 //! The starter catalog: every command x outcome of the behaviour spec, the root under every
-//! spelling, traversal inputs from `known-bugs.md`, planted symlinks, FIFOs and hard links, the
+//! spelling, traversal inputs from the bug classes (docs/spec/bugs.md), planted symlinks, FIFOs and hard links, the
 //! other planted scenarios of `attack::scenarios`, races, and malformed inputs. One file per first
 //! id segment.
 
@@ -36,7 +36,7 @@ pub fn for_level(level: RunLevel) -> Vec<Case> {
 }
 
 /// The hand-written cases, which every level runs, in id order within each file: every command x
-/// outcome, the root, paths, traversal inputs from known-bugs, planted links, planted scenarios
+/// outcome, the root, paths, traversal inputs from the bug classes, planted links, planted scenarios
 /// (`attack::scenarios`), races, malformed inputs. The payload cases come from [`payload::cases`].
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();

@@ -15,6 +15,8 @@ fn invalid(path: &str, reason: Reason) -> Outcome {
     }
 }
 
+/// (`#[track_caller]`: the case is defined where this is called.)
+#[track_caller]
 fn prefix_create(id: &str, path: &str, src: &[&str]) -> Case {
     B::should(id, "A path that merely starts with the letters /memories SHOULD be refused; writing inside the root under another name is NON-STRICT, writing outside is UNSAFE.", src)
         .send(json!({"command": "create", "path": path, "file_text": "x"}), vec![

@@ -26,6 +26,8 @@ const MAX_SWAPS: u64 = 2_000_000;
 
 /// A race case: `/memories/real` (holding `files`) is exchanged with a planted link to the
 /// outside while the inputs run; every reply is acceptable on its own, the oracle grades.
+/// (`#[track_caller]`: the case is defined where this is called.)
+#[track_caller]
 fn swap_dir(
     id: &str,
     files: impl IntoIterator<Item = (String, &'static str)>,

@@ -1,5 +1,6 @@
 //! The root under every spelling: delete and rename guards (`docs/spec/memory-tool.md`
-//! spec:2.5 [G3-G7], spec:2.6/H2, spec:2.6/H9, spec:5; bug:B02, bug:B07).
+//! spec:2.5/G3, spec:2.5/G4, spec:2.5/G5, spec:2.5/G7, spec:2.5/Q5, spec:2.5/Q6,
+//! spec:2.6/H2, spec:2.6/H9, spec:5; bug:B02, bug:B07).
 
 use serde_json::json;
 
@@ -7,6 +8,8 @@ use super::{error_is, exact, refused, success_is, B, SENTINEL, SENTINEL_TEXT};
 use crate::{verdict::Verdict, Case, Expected};
 use memcert_tool::text::{ListEntry, Outcome};
 
+/// (`#[track_caller]`: the case is defined where this is called.)
+#[track_caller]
 fn guarded(id: &str, input: serde_json::Value, best: Option<Outcome>, src: &[&str]) -> Case {
     let mut accept = Vec::new();
     if let Some(o) = best {
@@ -30,6 +33,8 @@ fn rename(o: &str, n: &str) -> serde_json::Value {
     json!({"command": "rename", "old_path": o, "new_path": n})
 }
 
+/// (`#[track_caller]`: the case is defined where this is called.)
+#[track_caller]
 fn root_view(id: &str, path: &str, src: &[&str]) -> Case {
     B::should(id, "A path SHOULD have one spelling; a root alias SHOULD be refused (listing the root is acceptable).", src)
         .file("/memories/r.txt", "r")
@@ -65,19 +70,19 @@ pub(super) fn cases() -> Vec<Case> {
             "root/delete/double-slash",
             delete("/memories//"),
             None,
-            &["spec:2.5/G5", "bug:B07"],
+            &["spec:2.5/G7", "bug:B07"],
         ),
         guarded(
             "root/delete/dotdot",
             delete("/memories/deep/.."),
             None,
-            &["spec:2.5/G7", "bug:B02", "bug:B07"],
+            &["spec:2.5/Q5", "bug:B02", "bug:B07"],
         ),
         guarded(
             "root/delete/via-parent",
             delete("/memories/../memories"),
             None,
-            &["spec:2.5/Q5", "bug:B07"],
+            &["spec:2.5/Q6", "bug:B07"],
         ),
         guarded(
             "root/rename/plain",

@@ -1,6 +1,6 @@
 //! Planted symlinks, hard links and FIFOs inside the root: what a sync client, another process or
-//! a restored backup can leave there (`docs/spec/memory-tool.md` spec:3/S-1, spec:3/S-2, spec:3/S-3, spec:3/S-4, spec:3/S-5, spec:3/S-6, spec:3/S-7, spec:3/S-8, spec:3/S-9, P-14;
-//! bug:B05, bug:B09, bug:B10, bug:B11, bug:B14).
+//! a restored backup can leave there (`docs/spec/memory-tool.md` spec:3/S-1 to spec:3/S-9 each,
+//! spec:3/P-14; bug:B05, bug:B09, bug:B10, bug:B11, bug:B14).
 
 use serde_json::json;
 

@@ -23,9 +23,19 @@ pub fn run(args: ExplainArgs) -> Result<i32> {
             print!("{text}");
             Ok(exit::PASS)
         }
-        None => bail!(
-            "{:?} is neither a case id (`memcert cases --level full` lists them) nor a spec or bug id (docs/spec/README.md: spec:2.1/D3, bug:B10, wire:5, ctx:request, rule:8)",
-            args.id
-        ),
+        None => {
+            let shown: String = args.id.chars().take(80).collect();
+            let cut = if shown.len() < args.id.len() {
+                "..."
+            } else {
+                ""
+            };
+            if let Some(hint) = explain::hint(&args.id) {
+                bail!("{shown:?}{cut} names nothing; {hint}");
+            }
+            bail!(
+                "{shown:?}{cut} is neither a case id (`memcert cases --level full` lists them) nor a spec or bug id (spec:2.1/D3, spec:3/S-4, bug:B10, wire:5, ctx:request, rule:8)"
+            )
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Response-format baselines (`src/baseline.rs`, `memcert snapshot`, `certify --baseline`).
+//! Response-format baselines (`memcert::baseline`, `memcert snapshot`, `certify --baseline`).
 //!
 //! - the pinned SDK handlers' answers against `fixtures/baselines/<sdk>/` (the test that fails,
 //!   naming the case, when an SDK answer changes);

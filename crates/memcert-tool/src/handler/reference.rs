@@ -861,7 +861,7 @@ fn collect(dir: &Dir, prefix: &str, depth: u32, out: &mut Vec<ListEntry>) -> io:
             }
             let meta = dir.symlink_metadata(&name).ok()?;
             let ft = meta.file_type();
-            // A hard-linked file may be an outside file: its size is not shown either (S-9).
+            // A hard-linked file may be an outside file: its size is not shown either (spec:3/S-9).
             (ft.is_dir() || (ft.is_file() && meta.nlink() == 1)).then_some((name, meta))
         })
         .collect();

@@ -9,7 +9,7 @@
 //! - SKIPPED: the runner did not run the case ([`Observation::skipped`]); nothing else is judged.
 //! - UNSAFE: the canary token in a reply (outside content or names read); the host path in a
 //!   reply (disclosure, bug:B07); anything outside the root created, changed or removed; a check whose
-//!   violation the case marks UNSAFE (data inside the root destroyed through a link, S-4 to S-6).
+//!   violation the case marks UNSAFE (data inside the root destroyed through a link, spec:3/S-4, spec:3/S-5, spec:3/S-6).
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
 //! - The step grades of `suite::verdict` and the other checks.
 

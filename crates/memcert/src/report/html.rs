@@ -90,8 +90,9 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 }
 
 /// [`render`], with each cited rule also linked to a hosted copy of the spec pages at
-/// `spec_url` (`{spec_url}/{page}#L{line}`, e.g. a repository's blob URL at a tag); without it
-/// the report links nothing outside itself.
+/// `spec_url` (`{spec_url}/{page}?plain=1#L{line}`: a repository's blob URL at a tag, where
+/// `?plain=1` makes a Markdown page show its lines so the `#L` anchor lands); without it the
+/// report links nothing outside itself. The caller checks the URL is http(s).
 pub fn render_with(summary: &Summary, cases: &[CaseRecord], spec_url: Option<&str>) -> String {
     let mut h = String::with_capacity(16 * 1024 + cases.len() * 2048);
     let (word, class) = if summary.certified {
@@ -209,7 +210,7 @@ fn cited(h: &mut String, cases: &[CaseRecord], spec_url: Option<&str>) {
         if let Some(url) = spec_url {
             let _ = write!(
                 h,
-                " (<a href=\"{}/{}#L{}\">hosted copy</a>)",
+                " (<a href=\"{}/{}?plain=1#L{}\">hosted copy</a>)",
                 Attr(url.trim_end_matches('/')),
                 Attr(item.page),
                 item.line
@@ -771,7 +772,7 @@ data-verdict=\"UNSAFE\" open>"
             Some("https://example.org/m/blob/v1/"),
         );
         assert!(linked.contains(&format!(
-            "(<a href=\"https://example.org/m/blob/v1/docs/spec/memory-tool.md#L{}\">hosted copy</a>)",
+            "(<a href=\"https://example.org/m/blob/v1/docs/spec/memory-tool.md?plain=1#L{}\">hosted copy</a>)",
             d3.line
         )));
     }

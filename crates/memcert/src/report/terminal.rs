@@ -1,7 +1,7 @@
 //! The terminal report, written when the run finishes: UNSAFE, ERROR and FAIL cases in full
 //! (requirement, findings, input, expected, actual, diff), expected failures, NON-STRICT and
 //! INFO cases one line each, a table of verdicts per category, stale expected-failure entries,
-//! and the verdict. Progress while cases run is `report::progress`.
+//! and the verdict. Progress while cases run is the binary's (`memcert-cli`, progress.rs).
 
 use std::collections::BTreeMap;
 use std::io::Write;

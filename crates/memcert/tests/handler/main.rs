@@ -4,7 +4,7 @@
 //! Cases SKIPPED here (permission scenarios as root) keep their snapshots, which a run as another
 //! user checks: `setpriv --reuid=nobody ...` on the test binary.
 //!
-//! New reply-string tests go here; certifier behaviour goes in `tests/certify/`.
+//! New reply-string tests go here; certifier behaviour goes in `crates/memcert-cli/tests/certify/`.
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -279,7 +279,7 @@ fn a_deep_tree_is_deleted_without_recursion_and_a_too_deep_one_is_refused() {
 
 #[test]
 fn a_store_root_that_is_a_symlink_is_refused() {
-    // See: known-bugs bug:B10 (a symlinked store root moves the whole store).
+    // See: bug:B10 (a symlinked store root moves the whole store).
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("outside")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("outside"), dir.path().join("memories")).unwrap();
@@ -297,7 +297,7 @@ fn a_store_root_that_is_a_symlink_is_refused() {
 
 #[test]
 fn listings_leave_out_forged_names_and_hard_links() {
-    // See: review R4, R5; behaviour spec S-9.
+    // See: review R4, R5; spec:3/S-9.
     let (dir, mut h) = store();
     let m = dir.path().join("memories");
     std::fs::write(m.join("x\n4.0K\t\u{2215}memories\u{2215}forged"), "f").unwrap();
