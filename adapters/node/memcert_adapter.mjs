@@ -8,7 +8,7 @@
  *
  * Usage:
  *
- *     node memcert_adapter.mjs --handler SPEC [--node-path DIR]...
+ *     node memcert_adapter.mjs --handler SPEC [--node-path DIR]... [--init JSON]
  *
  * SPEC is `path/to/module.mjs:exportName` (relative to the current directory, or absolute) or
  * `package/subpath:exportName`, for example
@@ -21,6 +21,14 @@
  * - a class, such as the SDK's `BetaLocalFilesystemMemoryTool`: each `reset` builds a fresh instance with
  *   `await Class.init(base_dir)` when the class has a static `init`, else `new Class(base_dir)`; or
  * - a factory function `makeHandler(base_dir)` returning, or resolving to, a handler.
+ *
+ * `--init JSON` replaces the one argument `base_dir` of that call: a JSON array is the argument list, any
+ * other JSON value the one argument, and in its strings (nested ones too) `{base}` stands for the case's
+ * `base_dir` and `{store}` for its `memories_dir`: `--init '[{"root": "{store}"}]'` builds
+ * `new Class({root: memories_dir})`, `--init '["{store}", "alice"]'` builds `new Class(memories_dir, "alice")`.
+ *
+ * `hello` names the runtime: `"sdk"` is `"@anthropic-ai/sdk <version>"` (null when the copies below are
+ * used) and `"runtime"` the interpreter (`"Node v20.11.1"`).
  *
  * A handler that has a `run` method is used as the runnable tool itself (for example what
  * `betaMemoryTool(...)` returns); any other object is a handlers object (methods `view`, `create`,
@@ -83,7 +91,7 @@ const ACCEPTED_FORMS =
   "accepted forms are 'path/to/module.mjs:exportName' and 'package/subpath:exportName', naming a memory " +
   'handler class (such as @anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool) or a factory ' +
   'function makeHandler(baseDir) returning a betaMemoryTool(...) tool or a handlers object';
-const USAGE = 'usage: node memcert_adapter.mjs --handler SPEC [--node-path DIR]...\n';
+const USAGE = 'usage: node memcert_adapter.mjs --handler SPEC [--node-path DIR]... [--init JSON]\n';
 
 // --------------------------------------------------------------------------------------------------
 // Text helpers
@@ -469,12 +477,31 @@ function renderContent(content) {
 // --------------------------------------------------------------------------------------------------
 // Serving
 
+/** VALUE with `{base}` and `{store}` replaced in every string, nested ones too. */
+function fillPlaceholders(value, baseDir, storeDir) {
+  if (typeof value === 'string') return value.split('{base}').join(baseDir).split('{store}').join(storeDir);
+  if (Array.isArray(value)) return value.map((v) => fillPlaceholders(v, baseDir, storeDir));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillPlaceholders(v, baseDir, storeDir)]));
+  }
+  return value;
+}
+
 class Adapter {
-  constructor(spec, loaded, loadError) {
+  /** `init`: the parsed `--init` JSON (undefined without it). */
+  constructor(spec, loaded, loadError, init) {
     this.spec = spec;
     this.loaded = loaded;
     this.loadError = loadError;
+    this.init = init;
     this.tool = null;
+  }
+
+  /** The build arguments for one reset: `[base_dir]`, or `--init` with its placeholders filled. */
+  buildArgs(baseDir, storeDir) {
+    if (this.init === undefined) return [baseDir];
+    const filled = fillPlaceholders(this.init, baseDir, storeDir);
+    return Array.isArray(filled) ? filled : [filled];
   }
 
   /** [answer, done] for one decoded request. */
@@ -507,6 +534,7 @@ class Adapter {
       handler: this.spec,
       ops: OPS,
       sdk: version === null ? null : `${SDK} ${version}`,
+      runtime: `Node ${process.version}`,
     };
   }
 
@@ -517,16 +545,21 @@ class Adapter {
     if (typeof baseDir !== 'string' || !baseDir) {
       return { ok: false, error: 'reset needs "base_dir", an absolute directory path' };
     }
+    const storeDir =
+      typeof request.memories_dir === 'string' && request.memories_dir ? request.memories_dir
+      : path.join(baseDir, 'memories');
     const { exported, exportName, kind, sdk } = this.loaded;
+    const args = this.buildArgs(baseDir, storeDir);
+    const shownArgs = this.init === undefined ? 'base_dir' : args.map((a) => shown(a)).join(', ');
     const how =
-      kind === 'init' ? `${exportName}.init(base_dir)`
-      : kind === 'class' ? `new ${exportName}(base_dir)`
-      : `${exportName}(base_dir)`;
+      kind === 'init' ? `${exportName}.init(${shownArgs})`
+      : kind === 'class' ? `new ${exportName}(${shownArgs})`
+      : `${exportName}(${shownArgs})`;
     let made;
     try {
-      if (kind === 'init') made = await exported.init(baseDir);
-      else if (kind === 'class') made = new exported(baseDir);
-      else made = await exported(baseDir);
+      if (kind === 'init') made = await exported.init(...args);
+      else if (kind === 'class') made = new exported(...args);
+      else made = await exported(...args);
     } catch (e) {
       return { ok: false, error: `${how} threw ${describeThrown(e)}` };
     }
@@ -670,17 +703,24 @@ async function* rawLines(stream) {
 }
 
 function parseArgs(argv) {
-  const args = { handler: null, nodePaths: [] };
+  const args = { handler: null, nodePaths: [], init: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const eq = arg.indexOf('=');
     const [flag, inline] = arg.startsWith('--') && eq !== -1 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, null];
     if (flag === '--help' || flag === '-h') return { help: true };
-    if (flag === '--handler' || flag === '--node-path') {
+    if (flag === '--handler' || flag === '--node-path' || flag === '--init') {
       const value = inline ?? argv[++i];
       if (value === undefined || value === '') return { error: `${flag} needs a value` };
       if (flag === '--handler') args.handler = value;
-      else args.nodePaths.push(path.resolve(value));
+      else if (flag === '--node-path') args.nodePaths.push(path.resolve(value));
+      else {
+        try {
+          args.init = JSON.parse(value);
+        } catch (e) {
+          return { error: `--init is not valid JSON (${describeThrown(e)})` };
+        }
+      }
       continue;
     }
     return { error: `unknown argument ${JSON.stringify(arg)}` };
@@ -713,7 +753,7 @@ async function serve(argv) {
     loadError =
       e instanceof LoadError ? e.message : `Cannot load handler ${JSON.stringify(args.handler)}: ${describeThrown(e)}.`;
   }
-  const adapter = new Adapter(args.handler, loaded, loadError);
+  const adapter = new Adapter(args.handler, loaded, loadError, args.init);
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
   let input;

@@ -9,18 +9,34 @@ them on the wire.
 
 Usage::
 
-    python3 memcert_adapter.py --handler SPEC [--init JSON]
+    python3 memcert_adapter.py --handler SPEC [--init JSON] [--set MODULE:ATTR=VALUE]...
 
 SPEC is ``path/to/file.py:ClassName`` (the file is loaded with importlib and
 its directory is put on ``sys.path``) or ``package.module:ClassName`` (for
 example ``anthropic.tools:BetaLocalFilesystemMemoryTool``). ``--init`` is a JSON
-object of extra keyword arguments for the constructor; ``base_path=`` is always
-given by ``reset``. SPEC may also name a factory function instead of a class
-(``path/to/file.py:make_handler``): it is called as ``make_handler(base_dir,
-**init)`` on every ``reset`` (awaited when it is async) and must return an
-instance of one of the two memory tool classes. The handler is built once over
-a throw-away directory when ``hello`` arrives, so one that cannot be built at
-all fails ``hello`` with a message naming the forms to use.
+object of keyword arguments for the constructor. In its string values (nested
+ones too) ``{base}`` stands for the case's ``base_dir`` and ``{store}`` for its
+``memories_dir``; when any value uses one, ``base_path=`` is not passed
+(``{"root": "{store}"}``), else ``reset`` adds ``base_path=base_dir``. A value
+that is exactly one placeholder is passed as a ``pathlib.Path`` when the
+constructor's parameter of that name is annotated as a path, else as a string.
+``--set MODULE:ATTR=VALUE`` (repeatable) sets a module-level attribute before
+the handler is built, at every ``reset`` (for handlers that keep their root in
+a module global); the module is imported by name (the handler file's folder is
+on ``sys.path``, and the file itself is registered under its stem), the same
+placeholders are replaced, and the value is a ``pathlib.Path`` when the
+attribute held a path, else a string; a class whose constructor takes no
+``base_path=`` is then built with ``--init``'s arguments alone. SPEC may also name a factory function
+instead of a class (``path/to/file.py:make_handler``): it is called as
+``make_handler(base_dir, **init)`` on every ``reset`` (awaited when it is
+async) and must return an instance of one of the two memory tool classes. The
+handler is built once over a throw-away directory when ``hello`` arrives, so
+one that cannot be built at all fails ``hello`` with a message naming the forms
+to use.
+
+``hello`` names the runtime: ``"sdk"`` is ``"anthropic <version>"`` (null when
+the package is not importable) and ``"runtime"`` the interpreter
+(``"CPython 3.12.3"``).
 
 Guarantees:
 
@@ -65,6 +81,23 @@ ACCEPTED_FORMS = (
     "(add other constructor arguments with --python-init JSON), or 'path/to/file.py:make_handler', a function "
     "that takes the base directory and returns such a handler (it may be async)"
 )
+NO_BASE_PATH_HINT = (
+    "give the constructor its folder with --python-init, where {{base}} is the case's base folder and {{store}} "
+    "its memories folder (then base_path= is not passed): --python-init '{{\"{param}\": \"{{store}}\"}}'; set a "
+    "module-level root with --python-set 'MODULE:ATTR={{store}}' (at every reset, before the handler is built); "
+    "or write a factory, 'path/to/file.py:make_handler':\n"
+    "    def make_handler(base_dir):\n"
+    "        return {cls}({param}=os.path.join(base_dir, \"memories\"))"
+)
+NO_ARGS_HINT = (
+    "it takes no arguments: if it keeps its root in a module-level variable, set it at every reset, before the "
+    "handler is built, with --python-set '{module}:ATTR={{store}}' ({{store}} is the case's memories folder, "
+    "{{base}} its base folder); or write a factory, 'path/to/file.py:make_handler':\n"
+    "    def make_handler(base_dir):\n"
+    "        {module}.ATTR = os.path.join(base_dir, \"memories\")\n"
+    "        return {cls}()"
+)
+PLACEHOLDERS = ("{base}", "{store}")
 LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
@@ -223,9 +256,62 @@ def _load_module_by_name(spec, module_name):
 FACTORY = "factory"
 
 
-def load_handler_class(spec):
+def uses_placeholders(value):
+    """Whether a string anywhere in the JSON value VALUE holds ``{base}`` or ``{store}``."""
+    if isinstance(value, str):
+        return any(p in value for p in PLACEHOLDERS)
+    if isinstance(value, dict):
+        return any(uses_placeholders(v) for v in value.values())
+    if isinstance(value, list):
+        return any(uses_placeholders(v) for v in value)
+    return False
+
+
+def fill_placeholders(value, base_dir, store_dir):
+    """VALUE with ``{base}`` and ``{store}`` replaced in every string (nested ones too)."""
+    if isinstance(value, str):
+        return value.replace("{base}", base_dir).replace("{store}", store_dir)
+    if isinstance(value, dict):
+        return {k: fill_placeholders(v, base_dir, store_dir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill_placeholders(v, base_dir, store_dir) for v in value]
+    return value
+
+
+def _path_annotated(param):
+    """Whether an inspect.Parameter is annotated as a path (``Path``, ``Optional[Path]``, ``"Path"``...)."""
+    if param is None or param.annotation is param.empty:
+        return False
+    note = param.annotation
+    text = note if isinstance(note, str) else repr(note)
+    if inspect.isclass(note):
+        import pathlib
+
+        return issubclass(note, pathlib.PurePath)
+    return "Path" in text and "str" not in text
+
+
+def _first_param_name(params):
+    """The name of the constructor's first named parameter besides self, or None when it has none."""
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            return p.name
+    return None
+
+
+def takes_base_path(cls):
+    """Whether the constructor of CLS accepts base_path= (or **kwargs); True when it cannot be inspected."""
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "base_path" and p.kind != p.POSITIONAL_ONLY or p.kind == p.VAR_KEYWORD for p in params)
+
+
+def load_handler_class(spec, placeholders=False):
     """Return (cls, is_async) for SPEC, or (function, FACTORY) for a factory; raise LoadError naming SPEC
-    and what is wrong."""
+    and what is wrong. With PLACEHOLDERS (--init uses {base} or {store}, or --set is given) the constructor
+    need not take base_path=."""
     target, sep, class_name = spec.rpartition(":")
     if not sep or not target or not class_name.isidentifier():
         raise LoadError(f"Handler spec {spec!r} is malformed; {ACCEPTED_FORMS}.")
@@ -264,14 +350,51 @@ def load_handler_class(spec):
         params = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):
         params = None
-    if params is not None and not any(
-        p.name == "base_path" and p.kind != p.POSITIONAL_ONLY or p.kind == p.VAR_KEYWORD for p in params
+    if (
+        not placeholders
+        and params is not None
+        and not any(p.name == "base_path" and p.kind != p.POSITIONAL_ONLY or p.kind == p.VAR_KEYWORD for p in params)
     ):
+        params = list(params)
+        param = _first_param_name(params)
+        if param is None:
+            hint = NO_ARGS_HINT.format(module=getattr(cls, "__module__", "MODULE"), cls=class_name)
+        else:
+            hint = NO_BASE_PATH_HINT.format(param=param, cls=class_name)
         raise LoadError(
             f"Cannot use handler {spec!r}: the constructor of {class_name!r} takes no base_path= keyword argument, "
-            f"which memcert uses to give each test case a fresh directory."
+            f"which memcert uses to give each test case a fresh directory; {hint}"
         )
     return cls, is_async
+
+
+def parse_set(entry):
+    """(module, attribute, value) of a ``--set MODULE:ATTR=VALUE`` entry; LoadError when malformed."""
+    target, eq, value = entry.partition("=")
+    module, colon, attr = target.partition(":")
+    if not eq or not colon or not attr.isidentifier() or not all(p.isidentifier() for p in module.split(".")):
+        raise LoadError(f"--set {entry!r} is not MODULE:ATTR=VALUE (for example 'my_mod:MEMORY_ROOT={{store}}').")
+    return module, attr, value
+
+
+def runtime_names():
+    """(sdk, runtime): ``"anthropic <version>"`` or None, and the interpreter, e.g. ``"CPython 3.12.3"``."""
+    import platform
+
+    version = None
+    try:
+        from importlib import metadata
+
+        version = metadata.version("anthropic")
+    except BaseException:  # noqa: B036 - a missing or odd distribution is not an error
+        try:
+            import anthropic
+
+            version = getattr(anthropic, "__version__", None)
+        except BaseException:  # noqa: B036
+            version = None
+    sdk = f"anthropic {version}" if isinstance(version, str) and version else None
+    return sdk, f"{platform.python_implementation()} {platform.python_version()}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -285,12 +408,18 @@ class BuildError(Exception):
 class Adapter:
     """Answers protocol requests for one handler class."""
 
-    def __init__(self, spec, cls, is_async, init_kwargs, load_error):
+    def __init__(self, spec, cls, is_async, init_kwargs, load_error, sets=()):
         self.spec = spec
         self.cls = cls
         self.factory = is_async == FACTORY
         self.is_async = False if self.factory else is_async
         self.init_kwargs = init_kwargs
+        self.sets = list(sets)
+        # base_path= is left out when --init places the folders itself, or when --set points a module-level
+        # root and the constructor has no base_path to take.
+        self.placeholders = uses_placeholders(init_kwargs) or (
+            bool(self.sets) and cls is not None and not self.factory and not takes_base_path(cls)
+        )
         self.load_error = load_error
         self.instance = None
         self.loop = None
@@ -322,7 +451,8 @@ class Adapter:
             self.load_error = self.probe()
         if self.load_error is not None:
             return {"ok": False, "error": self.load_error}
-        return {"ok": True, "protocol": PROTOCOL, "handler": self.spec}
+        sdk, runtime = runtime_names()
+        return {"ok": True, "protocol": PROTOCOL, "handler": self.spec, "sdk": sdk, "runtime": runtime}
 
     def reset(self, request):
         if self.load_error is not None:
@@ -330,21 +460,64 @@ class Adapter:
         base_dir = request.get("base_dir")
         if not isinstance(base_dir, str) or not base_dir:
             return {"ok": False, "error": "reset needs \"base_dir\", an absolute directory path"}
+        store_dir = request.get("memories_dir")
+        if not isinstance(store_dir, str) or not store_dir:
+            store_dir = os.path.join(base_dir, "memories")
         self.instance = None
         try:
-            self.instance, self.is_async = self.build(base_dir)
+            self.instance, self.is_async = self.build(base_dir, store_dir)
         except BuildError as exc:
             return {"ok": False, "error": str(exc)}
         except BaseException as exc:  # noqa: B036 - report, keep serving
             return {"ok": False, "error": error_text(exc)}
         return {"ok": True}
 
-    def build(self, base_dir):
-        """A fresh handler over BASE_DIR and whether it is async; a factory's result is checked."""
+    def apply_sets(self, base_dir, store_dir):
+        """Set each --set attribute, placeholders filled; a Path where the attribute held a path."""
+        import pathlib
+
+        for module_name, attr, value in self.sets:
+            module = sys.modules.get(module_name)
+            if module is None:
+                try:
+                    module = importlib.import_module(module_name)
+                except BaseException as exc:  # noqa: B036
+                    raise BuildError(
+                        f"--set {module_name}:{attr}: importing {module_name!r} raised {error_text(exc)}"
+                    ) from None
+            filled = fill_placeholders(value, base_dir, store_dir)
+            if isinstance(getattr(module, attr, None), pathlib.PurePath):
+                filled = pathlib.Path(filled)
+            setattr(module, attr, filled)
+
+    def constructor_kwargs(self, base_dir, store_dir):
+        """The constructor's keyword arguments for one build: placeholders filled, base_path= unless used."""
+        if not self.placeholders:
+            return {**self.init_kwargs, "base_path": base_dir}
+        import pathlib
+
+        try:
+            params = inspect.signature(self.cls).parameters
+        except (TypeError, ValueError):
+            params = {}
+        kwargs = {}
+        for name, value in self.init_kwargs.items():
+            filled = fill_placeholders(value, base_dir, store_dir)
+            if isinstance(value, str) and value in PLACEHOLDERS and _path_annotated(params.get(name)):
+                filled = pathlib.Path(filled)
+            kwargs[name] = filled
+        return kwargs
+
+    def build(self, base_dir, store_dir=None):
+        """A fresh handler over BASE_DIR (its store STORE_DIR) and whether it is async; a factory's result
+        is checked."""
+        if store_dir is None:
+            store_dir = os.path.join(base_dir, "memories")
+        self.apply_sets(base_dir, store_dir)
         if self.factory:
             from anthropic.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
 
-            made = self._run_async(self._factory(base_dir))
+            made = self._run_async(self._factory(base_dir, store_dir))
             if isinstance(made, BetaAbstractMemoryTool):
                 return made, False
             if isinstance(made, BetaAsyncAbstractMemoryTool):
@@ -353,15 +526,14 @@ class Adapter:
                 f"the factory {self.spec!r} returned {type(made).__name__}, not a BetaAbstractMemoryTool "
                 "or BetaAsyncAbstractMemoryTool instance"
             )
-        kwargs = dict(self.init_kwargs)
-        kwargs["base_path"] = base_dir
+        kwargs = self.constructor_kwargs(base_dir, store_dir)
         if self.is_async:
             return self._run_async(self._construct(kwargs)), True
         return self.cls(**kwargs), False
 
-    async def _factory(self, base_dir):
+    async def _factory(self, base_dir, store_dir):
         # Called inside the loop so an async factory (or one that makes asyncio objects) works.
-        made = self.cls(base_dir, **self.init_kwargs)
+        made = self.cls(base_dir, **fill_placeholders(self.init_kwargs, base_dir, store_dir))
         if inspect.isawaitable(made):
             made = await made
         return made
@@ -434,7 +606,16 @@ def parse_args(argv):
     parser.add_argument(
         "--handler", required=True, metavar="SPEC", help="path/to/file.py:ClassName or package.module:ClassName"
     )
-    parser.add_argument("--init", metavar="JSON", help="JSON object of extra constructor keyword arguments")
+    parser.add_argument(
+        "--init", metavar="JSON", help="JSON object of constructor keyword arguments ({base}, {store} placeholders)"
+    )
+    parser.add_argument(
+        "--set",
+        metavar="MODULE:ATTR=VALUE",
+        action="append",
+        default=[],
+        help="set a module-level attribute before each build ({base}, {store} placeholders); repeatable",
+    )
     return parser.parse_args(argv)
 
 
@@ -443,7 +624,7 @@ def main(argv=None):
     inp, out = take_protocol_channel()
     sys.dont_write_bytecode = True  # leave no __pycache__ beside the handler's files
 
-    cls, is_async, init_kwargs, load_error = None, False, {}, None
+    cls, is_async, init_kwargs, load_error, sets = None, False, {}, None, []
     try:
         if args.init is not None:
             try:
@@ -452,13 +633,17 @@ def main(argv=None):
                 raise LoadError(f"Cannot use handler {args.handler!r}: --init is not valid JSON ({exc}).") from None
             if not isinstance(init_kwargs, dict):
                 raise LoadError(f"Cannot use handler {args.handler!r}: --init must be a JSON object of keyword args.")
-            if "base_path" in init_kwargs:
-                raise LoadError(f"Cannot use handler {args.handler!r}: --init must not set base_path, reset gives it.")
-        cls, is_async = load_handler_class(args.handler)
+            if "base_path" in init_kwargs and not uses_placeholders(init_kwargs):
+                raise LoadError(
+                    f"Cannot use handler {args.handler!r}: --init must not set base_path, reset gives it "
+                    "(or write it with a placeholder: {\"base_path\": \"{base}\"})."
+                )
+        sets = [parse_set(entry) for entry in args.set]
+        cls, is_async = load_handler_class(args.handler, uses_placeholders(init_kwargs) or bool(sets))
     except LoadError as exc:
         load_error = str(exc)
     encode_line = load_encoder()  # after loading: the handler's directory may be what makes the SDK importable
-    adapter = Adapter(args.handler, cls, is_async, init_kwargs, load_error)
+    adapter = Adapter(args.handler, cls, is_async, init_kwargs, load_error, sets)
 
     while True:
         raw = inp.readline()

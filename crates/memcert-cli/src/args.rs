@@ -87,10 +87,20 @@ pub struct HandlerArgs {
     /// directory and returns such a handler.
     #[arg(long, value_name = "SPEC", conflicts_with_all = ["stdio", "node"])]
     pub python: Option<String>,
-    /// Extra keyword arguments for the Python handler's constructor or factory, as a JSON object
-    /// (`base_path=`, or the factory's first argument, is always given).
+    /// Keyword arguments for the Python handler's constructor or factory, as a JSON object. In
+    /// string values `{base}` stands for the case's base folder and `{store}` for its memories
+    /// folder (`'{"root": "{store}"}'`, `'{"base_dir": "{base}", "user_id": "alice"}'`); when
+    /// any value uses one, `base_path=` is not passed, else it is (and a factory always gets
+    /// the base folder first).
     #[arg(long, value_name = "JSON", requires = "python")]
     pub python_init: Option<String>,
+    /// Set a module-level attribute before the Python handler is built, at every reset:
+    /// `module:ATTR=VALUE` (repeatable), e.g. `my_mod:MEMORY_ROOT={store}`. The module is
+    /// imported by name (the handler file's folder is on the path); `{base}` and `{store}` are
+    /// replaced; the value is set as a `pathlib.Path` when the attribute holds a path, else as
+    /// a string. A constructor without `base_path=` is then built with --python-init alone.
+    #[arg(long, value_name = "MODULE:ATTR=VALUE", requires = "python")]
+    pub python_set: Vec<String>,
     /// Python interpreter for --python (it must have the `anthropic` package).
     #[arg(long, value_name = "EXE", default_value = "python3")]
     pub python_exe: String,
@@ -107,6 +117,12 @@ pub struct HandlerArgs {
     /// current folder do not.
     #[arg(long, value_name = "DIR")]
     pub node_path: Option<PathBuf>,
+    /// The arguments to build the Node handler with, as JSON, instead of the base folder: an
+    /// array is the argument list, any other value the one argument; in strings `{base}` and
+    /// `{store}` stand for the case's base and memories folders (`'[{"root": "{store}"}]'`,
+    /// `'["{store}", "alice"]'`).
+    #[arg(long, value_name = "JSON", requires = "node")]
+    pub node_init: Option<String>,
     /// A handler process speaking stdio protocol v1 (docs/protocol.md): program and arguments,
     /// split like a POSIX shell splits words (quotes allowed, no expansion).
     #[arg(long, value_name = "COMMAND")]
@@ -119,6 +135,10 @@ pub struct HandlerArgs {
     /// that need links, FIFOs, empty folders or races, and judge state only by its answers.
     #[arg(long)]
     pub memory_dir_unknown: bool,
+    /// Rounds of each race case (`race/*`): one leak in any round is UNSAFE, and the finding
+    /// says in how many rounds it leaked.
+    #[arg(long, value_name = "N", default_value_t = memcert::certify::DEFAULT_RACE_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub race_rounds: u32,
 }
 
 impl HandlerArgs {
@@ -129,6 +149,7 @@ impl HandlerArgs {
             HandlerSpec::Python {
                 spec: spec.clone(),
                 init: self.python_init.clone(),
+                set: self.python_set.clone(),
                 exe: self.python_exe.clone(),
             }
         } else if let Some(spec) = &self.node {
@@ -136,6 +157,7 @@ impl HandlerArgs {
                 spec: spec.clone(),
                 exe: self.node_exe.clone(),
                 node_path: self.node_path.clone(),
+                init: self.node_init.clone(),
             }
         } else if let Some(line) = &self.stdio {
             HandlerSpec::Stdio {
@@ -152,8 +174,14 @@ impl HandlerArgs {
         let timeout = seconds("--timeout", self.timeout)?;
         handler::start(&self.spec(profile), timeout).map_err(|e| match e {
             HandlerError::PythonInit => {
-                anyhow!("--python-init must be a JSON object, e.g. '{{\"max_bytes\": 1000}}'")
+                anyhow!("--python-init must be a JSON object, e.g. '{{\"root\": \"{{store}}\"}}'")
             }
+            HandlerError::PythonSet(bad) => anyhow!(
+                "--python-set {bad:?} is not MODULE:ATTR=VALUE, e.g. 'my_mod:MEMORY_ROOT={{store}}'"
+            ),
+            HandlerError::NodeInit => anyhow!(
+                "--node-init must be JSON, e.g. '[{{\"root\": \"{{store}}\"}}]' or '\"{{store}}\"'"
+            ),
             HandlerError::Split(e) => {
                 anyhow::Error::new(e).context("--stdio: cannot split the command line")
             }

@@ -12,11 +12,13 @@ use serde_json::{json, Value};
 use super::{outside, refused, success_is, B};
 use crate::{verdict::Verdict, Case};
 
-/// Commands per race case. A race finds a check-then-use handler with some probability only,
-/// and less under load. Measured here on 2 loaded cores, over 8 runs: the Python SDK read the
-/// canary in 0 to about 110 of 1,000 views and created 0 to about 90 of 400 files outside, and
-/// leaked in the delete and the rename out of the directory on every run; the TypeScript SDK
-/// leaked in every race on every run. A PASS is evidence, not proof; an UNSAFE is proof. A
+/// Commands per round of a race case (the runner runs each race case `--race-rounds` times,
+/// default 5, and reports "leaked in k of n rounds"). A race finds a check-then-use handler
+/// with some probability only, and less under load. Measured here on 2 cores under load
+/// (load average about 12), 5 runs of 5 rounds: the Python SDK 2.14.0 leaked in 12 (view) to
+/// 22 (rename out of the directory) of 25 rounds per case, the delete in 16 of 25, so no
+/// single round leaks for certain; with 5 rounds, 34 of the 35 case runs were UNSAFE (a view
+/// leaked in 0 of 5 rounds once). A PASS is evidence, not proof; an UNSAFE is proof. A
 /// handler that opens by handle never leaks, however many commands it gets.
 const VIEWS: usize = 1000;
 const CREATES: usize = 400;

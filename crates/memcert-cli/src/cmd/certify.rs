@@ -84,6 +84,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         expected,
         black_box: args.handler.memory_dir_unknown,
         snapshots,
+        race_rounds: Some(args.handler.race_rounds),
     })
 }
 

@@ -685,6 +685,152 @@ fn python_handlers_built_by_factories_or_with_extra_arguments() {
 }
 
 #[test]
+fn python_constructors_without_base_path_run_with_placeholders_or_a_module_root() {
+    // fixtures/handlers/constructors.py: StoreRoot(root: Path), BaseDirUser(base_dir, user_id),
+    // ModuleRooted() over the module-level MEMORY_ROOT; each refuses any other arguments, so a
+    // clean run shows the flags reached them as written. They are the SDK's class underneath:
+    // the same 8 cases, certified.
+    let py = python();
+    let certify = |spec: &str, extra: &[&str]| {
+        let spec = format!("fixtures/handlers/constructors.py:{spec}");
+        let mut args = vec![
+            "certify",
+            "--python",
+            &spec,
+            "--python-exe",
+            &py,
+            "--profile",
+            "python-sdk",
+            "--cases",
+            "view/dir/*",
+        ];
+        args.extend(extra);
+        let out = memcert(&args);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (spec, extra) in [
+        (
+            "StoreRoot",
+            &["--python-init", r#"{"root": "{store}"}"#][..],
+        ),
+        (
+            "BaseDirUser",
+            &[
+                "--python-init",
+                r#"{"base_dir": "{base}", "user_id": "alice"}"#,
+            ][..],
+        ),
+        (
+            "ModuleRooted",
+            &["--python-set", "constructors:MEMORY_ROOT={store}"][..],
+        ),
+        // A placeholder inside a longer string, and a factory given --python-set as well.
+        (
+            "ModuleRooted",
+            &["--python-set", "constructors:MEMORY_ROOT={base}/memories"][..],
+        ),
+        (
+            "make_handler",
+            &["--python-set", "constructors:MEMORY_ROOT={store}"][..],
+        ),
+    ] {
+        let (code, stdout, stderr) = certify(spec, extra);
+        assert_eq!(code, Some(0), "{spec} {extra:?}: {stdout}{stderr}");
+        assert!(stdout.contains("cases: 8\n"), "{spec}: {stdout}");
+        assert!(
+            stdout.contains("verdict: CERTIFIED"),
+            "{spec} {extra:?}: {stdout}"
+        );
+    }
+
+    // Without the flags: exit 2, and the error names the flags and shows the factory form.
+    let (code, stdout, stderr) = certify("StoreRoot", &[]);
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(
+        stderr,
+        "memcert: error: the handler cannot be started: Cannot use handler 'fixtures/handlers/constructors.py:StoreRoot': the constructor of 'StoreRoot' takes no base_path= keyword argument, which memcert uses to give each test case a fresh directory; give the constructor its folder with --python-init, where {base} is the case's base folder and {store} its memories folder (then base_path= is not passed): --python-init '{\"root\": \"{store}\"}'; set a module-level root with --python-set 'MODULE:ATTR={store}' (at every reset, before the handler is built); or write a factory, 'path/to/file.py:make_handler':\n    def make_handler(base_dir):\n        return StoreRoot(root=os.path.join(base_dir, \"memories\"))\n"
+    );
+    let (code, _, stderr) = certify("ModuleRooted", &[]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        "memcert: error: the handler cannot be started: Cannot use handler 'fixtures/handlers/constructors.py:ModuleRooted': the constructor of 'ModuleRooted' takes no base_path= keyword argument, which memcert uses to give each test case a fresh directory; it takes no arguments: if it keeps its root in a module-level variable, set it at every reset, before the handler is built, with --python-set 'constructors:ATTR={store}' ({store} is the case's memories folder, {base} its base folder); or write a factory, 'path/to/file.py:make_handler':\n    def make_handler(base_dir):\n        constructors.ATTR = os.path.join(base_dir, \"memories\")\n        return ModuleRooted()\n"
+    );
+    // A wrong value reaches the constructor, which refuses: exit 2 with its own words.
+    let (code, _, stderr) = certify(
+        "BaseDirUser",
+        &[
+            "--python-init",
+            r#"{"base_dir": "{store}", "user_id": "bob"}"#,
+        ],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("Cannot build handler 'fixtures/handlers/constructors.py:BaseDirUser': ValueError(\"unexpected arguments "),
+        "{stderr}"
+    );
+    assert!(stderr.contains(", 'bob'\")"), "{stderr}");
+    // A malformed --python-set stops before anything starts.
+    let (code, _, stderr) = certify("ModuleRooted", &["--python-set", "constructors=x"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        "memcert: error: --python-set \"constructors=x\" is not MODULE:ATTR=VALUE, e.g. 'my_mod:MEMORY_ROOT={store}'\n"
+    );
+}
+
+#[test]
+fn the_target_names_the_sdk_and_interpreter_the_handler_runs_on() {
+    // The adapter's hello names the anthropic version and the interpreter; every report's
+    // target line shows them, so reports from two SDK versions can be told apart.
+    let py = python();
+    let version = Command::new(&py)
+        .args([
+            "-c",
+            "import importlib.metadata as m, platform; print(m.version('anthropic'), platform.python_implementation(), platform.python_version())",
+        ])
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    let mut words = words.split(' ');
+    let (sdk, imp, ver) = (
+        words.next().unwrap().to_owned(),
+        words.next().unwrap().to_owned(),
+        words.next().unwrap().to_owned(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = memcert(&[
+        "certify",
+        "--python",
+        PYTHON_SDK_HANDLER,
+        "--python-exe",
+        &py,
+        "--profile",
+        "python-sdk",
+        "--cases",
+        "view/dir/empty-root",
+        "--report-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let want = format!("{PYTHON_SDK_HANDLER} (python adapter, {py}, anthropic {sdk}, {imp} {ver})");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["summary"]["target"], want.as_str());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&want),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
 fn the_python_sdk_is_certified_with_its_expected_failures_listed() {
     // fixtures/expected/python-sdk.toml lists the Python SDK's known faults (including the
     // races, whose view half leaks only on some runs: the glob keeps the entry from going
@@ -1140,5 +1286,98 @@ fn node_handler_that_escapes_through_dotdot_is_unsafe() {
             ("traversal/dotdot/create-escape", Verdict::Unsafe),
             ("traversal/dotdot/view-sibling-private", Verdict::Unsafe),
         ])
+    );
+}
+
+#[test]
+fn node_handler_built_with_node_init_arguments() {
+    // fixtures/handlers/rooted.mjs: makeRooted({root, user}) refuses anything but the store
+    // folder and user "alice"; behind it is escape_dotdot.mjs's handler, whose view/dir verdicts
+    // these are.
+    let np = node_path();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let run = |init: &str, cases: &str| {
+        memcert(&[
+            "certify",
+            "--node",
+            "fixtures/handlers/rooted.mjs:makeRooted",
+            "--node-path",
+            np.to_str().unwrap(),
+            "--node-init",
+            init,
+            "--profile",
+            "typescript-sdk",
+            "--cases",
+            cases,
+            "--report-json",
+            json.to_str().unwrap(),
+        ])
+    };
+    let report = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let out = run(r#"[{"root": "{store}", "user": "alice"}]"#, "view/dir/*");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let r = report();
+    let got: Vec<(String, String)> = r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("view/dir/empty-root", "PASS"),
+        ("view/dir/root-trailing-slash", "NON-STRICT"),
+        ("view/dir/nested", "PASS"),
+        ("view/dir/hidden-names", "PASS"),
+        ("view/dir/node-modules", "PASS"),
+        ("view/dir/sizes", "PASS"),
+        ("view/dir/sort-order", "PASS"),
+        ("view/dir/ignores-view-range", "PASS"),
+    ]
+    .iter()
+    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+    .collect();
+    assert_eq!(got, want);
+    // The target names the SDK copy and the Node version the handler ran with.
+    let target = r["summary"]["target"].as_str().unwrap();
+    assert!(
+        target.starts_with("fixtures/handlers/rooted.mjs:makeRooted (node adapter, node, @anthropic-ai/sdk 1.14.0, Node v"),
+        "{target}"
+    );
+
+    // Other arguments reach the factory as written, and its refusal is the reset's reason.
+    let out = run(
+        r#"[{"root": "{store}", "user": "bob"}]"#,
+        "view/dir/empty-root",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r = report();
+    let case = &r["cases"][0];
+    assert_eq!(case["verdict"], "ERROR");
+    let detail = case["findings"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("step 1: reset failed: reset refused: makeRooted({\"root\":\"")
+            && detail.contains("/memories\",\"user\":\"bob\"}) threw TypeError: makeRooted needs"),
+        "{detail}"
+    );
+
+    // --node-init must be JSON: refused before anything starts.
+    let out = run("[{root}]", "view/dir/empty-root");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "memcert: error: --node-init must be JSON, e.g. '[{\"root\": \"{store}\"}]' or '\"{store}\"'\n"
     );
 }

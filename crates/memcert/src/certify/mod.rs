@@ -21,6 +21,7 @@ mod snapshots;
 pub use black_box::{black_box_prelude, MAX_PRELUDE};
 pub use case::{instantiate, run_case, skip_reason, strings_of};
 pub use events::{Collect, Event, Fanout, Reporter};
+pub use race::{run_rounds, DEFAULT_RACE_ROUNDS};
 pub use record::{record, CaseRecord, StepRecord, Summary};
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 
@@ -51,6 +52,9 @@ pub struct Config {
     /// Whether to take a snapshot of each case's answers (`memcert snapshot`) and compare it
     /// with a baseline (`--baseline`).
     pub snapshots: Snapshots,
+    /// Rounds of each race case (`--race-rounds`; `None`: [`DEFAULT_RACE_ROUNDS`]); see
+    /// [`run_rounds`].
+    pub race_rounds: Option<u32>,
 }
 
 /// What a run does with snapshots of the answers (`crate::baseline`).
@@ -118,7 +122,7 @@ pub fn run(
     let mut verdicts = Vec::with_capacity(cases.len());
     let mut compared = Vec::new();
     for case in cases {
-        let rec = run_case(case, target, config);
+        let rec = run_rounds(case, target, config);
         verdicts.push(rec.verdict);
         if let Some(c) = &rec.baseline {
             compared.push((rec.id.clone(), c.clone()));

@@ -56,3 +56,63 @@ impl Swapper {
         self.thread.join().unwrap_or(0)
     }
 }
+
+/// Rounds of each race case when [`super::Config::race_rounds`] is not set (`--race-rounds`).
+pub const DEFAULT_RACE_ROUNDS: u32 = 5;
+
+/// Run `case` as [`super::run_case`] does; a race case ([`crate::suite::Case::race`]) runs
+/// [`super::Config::race_rounds`] times (each round a fresh sandbox and reset) and gives the
+/// record of its worst round, so one leak in any round makes it UNSAFE (spec:3/S-10). When a
+/// round leaked (UNSAFE) a `race-rounds` finding saying "leaked in k of n rounds" leads its
+/// findings, with the same verdict; otherwise the finding is PASS ("no leak in n rounds"), so a
+/// race's PASS says how much evidence it rests on. The duration is that of all rounds. A case
+/// SKIPPED in its first round is not run again.
+pub fn run_rounds(
+    case: &crate::suite::Case,
+    target: &mut dyn crate::target::Target,
+    config: &super::Config,
+) -> super::CaseRecord {
+    use crate::suite::verdict::Verdict;
+    let mut first = super::run_case(case, target, config);
+    if case.race.is_none() || first.verdict == Verdict::Skipped {
+        return first;
+    }
+    let rounds = config.race_rounds.unwrap_or(DEFAULT_RACE_ROUNDS).max(1);
+    let mut leaked = u32::from(first.verdict == Verdict::Unsafe);
+    let mut duration = first.duration_ms;
+    for _ in 1..rounds {
+        let rec = super::run_case(case, target, config);
+        duration = duration.saturating_add(rec.duration_ms);
+        leaked += u32::from(rec.verdict == Verdict::Unsafe);
+        // Keep the first worst round: its steps and findings show the leak.
+        if rec.verdict > first.verdict {
+            first = rec;
+        }
+    }
+    first.duration_ms = duration;
+    // Findings stay worst first: the leak count leads, the no-leak note comes last.
+    if leaked > 0 {
+        let detail = format!(
+            "leaked in {leaked} of {rounds} rounds (one leak is UNSAFE; the steps shown are those \
+             of the first leaking round)"
+        );
+        first
+            .findings
+            .insert(0, rounds_finding(Verdict::Unsafe, detail));
+    } else {
+        let detail = format!("no leak in {rounds} rounds");
+        first.findings.push(rounds_finding(Verdict::Pass, detail));
+    }
+    first
+}
+
+fn rounds_finding(
+    verdict: crate::suite::verdict::Verdict,
+    detail: String,
+) -> crate::attack::oracle::Finding {
+    crate::attack::oracle::Finding {
+        verdict,
+        kind: "race-rounds".into(),
+        detail,
+    }
+}

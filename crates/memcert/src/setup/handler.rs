@@ -20,8 +20,13 @@ pub enum HandlerSpec {
     Python {
         /// `path/to/file.py:ClassName`, `package.module:ClassName` or `file.py:make_handler`.
         spec: String,
-        /// Extra keyword arguments for the constructor or factory: a JSON object, as text.
+        /// Keyword arguments for the constructor or factory: a JSON object, as text; `{base}`
+        /// and `{store}` in its strings stand for the case's base and memories folders, and
+        /// when one is used `base_path=` is not passed (`--python-init`).
         init: Option<String>,
+        /// Module-level attributes to set before each build, `module:ATTR=VALUE` with the same
+        /// placeholders (`--python-set`).
+        set: Vec<String>,
         /// The interpreter (it must have the `anthropic` package).
         exe: String,
     },
@@ -34,6 +39,10 @@ pub enum HandlerSpec {
         /// A folder whose `node_modules` holds `@anthropic-ai/sdk`, when the handler's folder
         /// and the current folder do not.
         node_path: Option<PathBuf>,
+        /// The build arguments instead of the base folder, as JSON text (an array: the argument
+        /// list; else the one argument), with `{base}` and `{store}` placeholders
+        /// (`--node-init`).
+        init: Option<String>,
     },
     /// A program speaking stdio protocol v1: program and arguments as one line, split like a
     /// POSIX shell splits words (quotes allowed, no expansion).
@@ -65,6 +74,14 @@ pub enum HandlerError {
         "the Python handler's init arguments must be a JSON object, e.g. '{{\"max_bytes\": 1000}}'"
     )]
     PythonInit,
+    /// One [`HandlerSpec::Python::set`] entry is not `module:ATTR=VALUE` (the entry).
+    #[error("--python-set {0:?} is not MODULE:ATTR=VALUE")]
+    PythonSet(String),
+    /// [`HandlerSpec::Node::init`] is not JSON.
+    #[error(
+        "the Node handler's init arguments must be JSON, e.g. '[{{\"root\": \"{{store}}\"}}]'"
+    )]
+    NodeInit,
     /// [`HandlerSpec::Stdio::command`] does not split into words (an open quote).
     #[error("cannot split the command line")]
     Split(#[source] shell_words::ParseError),
@@ -101,7 +118,12 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
         .prefix("memcert-adapter-")
         .tempdir()?;
     let target: Box<dyn Target> = match spec {
-        HandlerSpec::Python { spec, init, exe } => {
+        HandlerSpec::Python {
+            spec,
+            init,
+            set,
+            exe,
+        } => {
             let mut cmd = python::adapter_command(adapter_dir.path(), exe, spec)?;
             if let Some(init) = init {
                 match serde_json::from_str::<serde_json::Value>(init) {
@@ -110,6 +132,12 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
                 }
                 cmd.arg("--init").arg(init);
             }
+            for entry in set {
+                if !is_module_set(entry) {
+                    return Err(HandlerError::PythonSet(entry.clone()));
+                }
+                cmd.arg("--set").arg(entry);
+            }
             let name = format!("python adapter, {exe}");
             Box::new(started(Stdio::new(cmd, timeout).named(name))?)
         }
@@ -117,8 +145,16 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
             spec,
             exe,
             node_path,
+            init,
         } => {
-            let cmd = node::adapter_command(adapter_dir.path(), exe, spec, node_path.as_deref())?;
+            let mut cmd =
+                node::adapter_command(adapter_dir.path(), exe, spec, node_path.as_deref())?;
+            if let Some(init) = init {
+                if serde_json::from_str::<serde_json::Value>(init).is_err() {
+                    return Err(HandlerError::NodeInit);
+                }
+                cmd.arg("--init").arg(init);
+            }
             let name = format!("node adapter, {exe}");
             Box::new(started(Stdio::new(cmd, timeout).named(name))?)
         }
@@ -139,6 +175,23 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
         target,
         adapter_dir,
     })
+}
+
+/// Whether `entry` has the shape `module:ATTR=VALUE`: a dotted module name of identifiers, an
+/// identifier, `=`, and any value (empty allowed).
+fn is_module_set(entry: &str) -> bool {
+    let Some((target, _value)) = entry.split_once('=') else {
+        return false;
+    };
+    let Some((module, attr)) = target.split_once(':') else {
+        return false;
+    };
+    let ident = |s: &str| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+            && chars.all(|c| c == '_' || c.is_alphanumeric())
+    };
+    module.split('.').all(ident) && ident(attr)
 }
 
 /// Start an external handler now, so one that cannot start at all ends the run before it begins.

@@ -85,6 +85,9 @@ pub struct Stdio {
     proc: Option<Proc>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     handler: String,
+    /// What the handler said it runs on in `hello` (`"sdk"`, `"runtime"`), cleaned, joined
+    /// with ", "; empty when it said nothing.
+    runtime: String,
     next_id: u64,
     home: Option<tempfile::TempDir>,
     batch: bool,
@@ -115,6 +118,7 @@ impl Stdio {
             proc: None,
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             handler: String::new(),
+            runtime: String::new(),
             next_id: 0,
             batch: false,
             home: tempfile::Builder::new()
@@ -219,6 +223,7 @@ impl Stdio {
             .and_then(Value::as_str)
             .unwrap_or("unnamed handler")
             .to_owned();
+        self.runtime = runtime_of(&answer);
         // v1.1: the optional ops the handler answers.
         self.batch = answer
             .get("ops")
@@ -345,6 +350,26 @@ fn exited(p: &mut Proc, stderr: String) -> TargetError {
     }
 }
 
+/// The optional `"sdk"` and `"runtime"` strings of a hello answer (`"anthropic 2.14.0"`,
+/// `"CPython 3.12.3"`), each cut to 80 characters with control characters dropped (untrusted
+/// text that ends up in every report's header), joined with ", ".
+fn runtime_of(hello: &Value) -> String {
+    ["sdk", "runtime"]
+        .iter()
+        .filter_map(|k| hello.get(*k).and_then(Value::as_str))
+        .map(|v| {
+            v.chars()
+                .filter(|c| !c.is_control())
+                .take(80)
+                .collect::<String>()
+                .trim()
+                .to_owned()
+        })
+        .filter(|v| !v.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn cut(s: &str) -> String {
     if s.chars().count() > 200 {
         format!("{}...", s.chars().take(200).collect::<String>())
@@ -368,11 +393,18 @@ impl Target for Stdio {
         self.home.iter().map(|h| h.path().to_path_buf()).collect()
     }
 
+    /// `handler (display, sdk, runtime)`: the name from `hello`, then how it is run, then the
+    /// SDK and interpreter it reported (left out when it reported none, as protocol v1 allows).
     fn describe(&self) -> String {
-        if self.handler.is_empty() {
+        let how = if self.runtime.is_empty() {
             self.display.clone()
         } else {
-            format!("{} ({})", self.handler, self.display)
+            format!("{}, {}", self.display, self.runtime)
+        };
+        if self.handler.is_empty() {
+            how
+        } else {
+            format!("{} ({how})", self.handler)
         }
     }
 
