@@ -347,6 +347,41 @@ pub fn parse_listing(text: &str) -> Option<Vec<Entry>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// The entries of a listing that names them relative to the listed folder `dir` (`- b/`,
+/// `* x.txt (10 bytes)`, `└── x.txt`): every line after the first, bullets and tree marks and a
+/// size suffix taken off, joined to `dir`. For replies where [`parse_listing`] finds nothing.
+pub fn parse_relative_listing(text: &str, dir: &str) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for line in text.split('\n').skip(1) {
+        let mut t = line.trim_start_matches(|c: char| c.is_whitespace() || "-*•├└│─|`".contains(c));
+        // Only bulleted lines are entries ("(empty)" or "No files." are not).
+        if t.len() == line.len()
+            || !line
+                .trim_start()
+                .starts_with(|c: char| "-*•├└│".contains(c))
+        {
+            continue;
+        }
+        if let Some((p, _)) = t.split_once('\t') {
+            t = p;
+        }
+        if t.ends_with(')') {
+            if let Some(open) = t.rfind(" (") {
+                t = &t[..open];
+            }
+        }
+        let t = t.trim_end();
+        if t.is_empty() || t.starts_with('/') || t.ends_with(':') {
+            continue;
+        }
+        out.push(Entry {
+            path: canonical(&format!("{dir}/{t}")),
+            slash: t.ends_with('/'),
+        });
+    }
+    out
+}
+
 /// A virtual path as written, with `//` collapsed and a trailing `/` dropped (the root stays
 /// `/memories`).
 pub fn canonical(path: &str) -> String {
@@ -665,6 +700,22 @@ mod tests {
             assert_eq!(parse_listing(text).unwrap(), want, "{text}");
         }
         assert_eq!(parse_listing("no entries under /memories/x here"), None);
+        assert_eq!(
+            parse_relative_listing(
+                "Directory: /memories/a\n- b/\n- x.txt (1 bytes)",
+                "/memories/a"
+            ),
+            [
+                Entry {
+                    path: "/memories/a/b".into(),
+                    slash: true
+                },
+                Entry {
+                    path: "/memories/a/x.txt".into(),
+                    slash: false
+                },
+            ]
+        );
         assert_eq!(parse_listing(""), None);
     }
 

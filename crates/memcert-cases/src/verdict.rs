@@ -352,14 +352,16 @@ fn compare(step: &Step, o: &Outcome, actual: &ToolResult) -> Result<Vec<String>,
     if o.is_error() {
         if !actual.is_error {
             let named = meaning::error_classes(&text);
-            return Err(if text.trim_start().to_lowercase().starts_with("error") {
+            let said: Vec<&str> = named.iter().map(|c| c.words()).collect();
+            return Err(if !said.is_empty() {
                 format!(
-                    "the reply reads as an error ({}) but is_error is false",
+                    "the reply reads as an error ('{}') but is_error is false ({})",
+                    said.join("', '"),
                     quote(&text)
                 )
-            } else if named.contains(&Class::NotFound) && !named.contains(&Class::NoMatch) {
+            } else if text.trim_start().to_lowercase().starts_with("error") {
                 format!(
-                    "the reply says the path does not exist ({}) but is_error is false",
+                    "the reply reads as an error ({}) but is_error is false",
                     quote(&text)
                 )
             } else {
@@ -423,7 +425,8 @@ fn compare_listing(
     text: &str,
 ) -> Result<Vec<String>, String> {
     let own = meaning::canonical(path);
-    let got = meaning::parse_listing(text).unwrap_or_default();
+    let got =
+        meaning::parse_listing(text).unwrap_or_else(|| meaning::parse_relative_listing(text, &own));
     let mut notes = Vec::new();
     if !got.iter().any(|e| e.path == own) {
         notes.push(format!("the listed folder {own} itself is not shown"));

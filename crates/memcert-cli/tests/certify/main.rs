@@ -1323,7 +1323,7 @@ fn one_flaw_handlers_fail_where_they_meet_the_flaw_and_the_finding_names_it() {
     let (_dir, mut t) = python_target(CAREFUL_REWORDED, Duration::from_secs(20));
     let base = without_permission_cases(&run_cases(&mut t, Profile::Docs, &cases));
     use Verdict::*;
-    let not_found_ok = "the reply says the path does not exist";
+    let not_found_ok = "the reply reads as an error ('does not exist') but is_error is false";
     let literal = "taken as a literal name inside the store";
     let flaws: [(&str, Vec<(&str, Verdict, &str)>); 4] = [
         (
