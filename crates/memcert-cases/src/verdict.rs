@@ -9,6 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Accept, Level, Reply, Step};
+use crate::meaning::{self, Class};
 use memcert_tool::protocol::ToolResult;
 use memcert_tool::text::{render, strip_error_prefix, Outcome, Profile};
 
@@ -196,8 +197,11 @@ pub fn expected_text(step: &Step, profile: Profile) -> String {
     }
 }
 
-/// Grade one reply: the first matching accept sets the verdict; no match is `Fail` for a MUST
-/// case and `NonStrict` for a SHOULD case (`Fail` with `strict`).
+/// Grade one reply: the first accept whose reply matches exactly sets the verdict. Otherwise the
+/// reply is read for its meaning ([`crate::meaning`]): the same meaning as an `Exact` accept in
+/// other words earns that accept's verdict, at best `NonStrict` (format, issue 11); a different
+/// meaning is `Fail` for a MUST case and `NonStrict` for a SHOULD case (`Fail` with `strict`),
+/// with a finding that says in behavioural words what differs.
 pub fn grade_step(
     step: &Step,
     actual: &ToolResult,
@@ -205,27 +209,367 @@ pub fn grade_step(
     level: Level,
     strict: bool,
 ) -> StepGrade {
+    let harden = |v: Verdict| {
+        if strict && v == Verdict::NonStrict {
+            Verdict::Fail
+        } else {
+            v
+        }
+    };
+    // An exact PASS wins outright; otherwise the accepts are read best first, each matched
+    // exactly or, for an `Exact` one, by meaning.
+    let exact_pass = applicable(step, profile)
+        .find(|a| a.verdict == Verdict::Pass && reply_matches(profile, &a.reply, actual));
+    if let Some(a) = exact_pass {
+        return StepGrade {
+            verdict: a.verdict,
+            note: a.note.clone(),
+        };
+    }
+    let mut first_diff = None;
     for a in applicable(step, profile) {
         if reply_matches(profile, &a.reply, actual) {
-            let verdict = if strict && a.verdict == Verdict::NonStrict {
-                Verdict::Fail
-            } else {
-                a.verdict
-            };
             return StepGrade {
-                verdict,
+                verdict: harden(a.verdict),
                 note: a.note.clone(),
             };
+        }
+        let Reply::Exact(o) = &a.reply else { continue };
+        match compare(step, o, actual) {
+            Ok(notes) => {
+                // Other words never earn more than NON-STRICT; a worse accept keeps its grade.
+                let verdict = harden(match a.verdict {
+                    Verdict::Pass => Verdict::NonStrict,
+                    v => v,
+                });
+                let mut note = format!("{} in other words", a.note);
+                if !notes.is_empty() {
+                    note = format!("{note} ({})", notes.join("; "));
+                }
+                return StepGrade { verdict, note };
+            }
+            Err(why) => {
+                first_diff.get_or_insert(why);
+            }
         }
     }
     let verdict = match (level, strict) {
         (Level::Should, false) => Verdict::NonStrict,
         _ => Verdict::Fail,
     };
-    StepGrade {
-        verdict,
-        note: "the reply matches none of the acceptable replies".to_owned(),
+    let note = first_diff.unwrap_or_else(|| pattern_diff(step, profile, actual));
+    StepGrade { verdict, note }
+}
+
+/// The reply, quoted and cut to 160 characters, for findings.
+fn quote(text: &str) -> String {
+    let cut: String = text.chars().take(160).collect();
+    let more = if cut.len() < text.len() { "…" } else { "" };
+    format!("{cut:?}{more}")
+}
+
+/// Why a reply fits none of a step's patterns (`AnyError`, `AnySuccess`), in words.
+fn pattern_diff(step: &Step, profile: Profile, actual: &ToolResult) -> String {
+    let text = actual.content.text().unwrap_or_default();
+    let wants_error =
+        applicable(step, profile).any(|a| a.verdict == Verdict::Pass && a.reply == Reply::AnyError);
+    let wants_success = applicable(step, profile)
+        .any(|a| a.verdict == Verdict::Pass && a.reply == Reply::AnySuccess);
+    if wants_error && !actual.is_error {
+        format!(
+            "reported success ({}); the case expects an error",
+            quote(&text)
+        )
+    } else if wants_success && actual.is_error {
+        format!(
+            "reported an error ({}); the case expects success",
+            quote(&text)
+        )
+    } else {
+        format!(
+            "the reply ({}, is_error: {}) matches none of the acceptable replies",
+            quote(&text),
+            actual.is_error
+        )
     }
+}
+
+/// The failure class an error outcome stands for, and the classes a reply may name instead;
+/// `None` when any reason will do.
+fn expected_class(o: &Outcome) -> Option<(Class, &'static [Class])> {
+    use Class::*;
+    Some(match o {
+        Outcome::ViewNotFound { .. }
+        | Outcome::StrReplaceNotFound { .. }
+        | Outcome::InsertNotFound { .. }
+        | Outcome::DeleteNotFound { .. }
+        | Outcome::RenameNotFound { .. } => (NotFound, &[NotFound]),
+        Outcome::FileExists { .. } | Outcome::RenameDestinationExists { .. } => (Exists, &[Exists]),
+        Outcome::MultipleMatches { .. } => (NotUnique, &[NotUnique]),
+        Outcome::NoMatch { .. } => (NoMatch, &[NoMatch, NotFound]),
+        Outcome::NotAFile { .. } => (IsADirectory, &[IsADirectory, Invalid]),
+        Outcome::NotADirectory { .. } | Outcome::ParentNotADirectory { .. } => {
+            (NotADirectory, &[NotADirectory, NotFound, Invalid])
+        }
+        Outcome::InvalidViewRange { .. } | Outcome::InvalidInsertLine { .. } => {
+            (Invalid, &[Invalid])
+        }
+        _ => return None,
+    })
+}
+
+/// What an outcome says, in a few words, for findings.
+fn describe(o: &Outcome) -> String {
+    match o {
+        Outcome::ViewDir { path, .. } => format!("a listing of {path}"),
+        Outcome::ViewFile { path, .. } => format!("the lines of {path}"),
+        Outcome::Created { path } => format!("create of {path} done"),
+        Outcome::Edited { .. } => "the replacement done".into(),
+        Outcome::Inserted { path } => format!("insert into {path} done"),
+        Outcome::Deleted { path } => format!("{path} deleted"),
+        Outcome::Renamed { old_path, new_path } => format!("{old_path} renamed to {new_path}"),
+        other => match expected_class(other) {
+            Some((c, _)) => format!("an error ({c})"),
+            None => "an error".into(),
+        },
+    }
+}
+
+/// The paths a step's input names (`path`, `old_path`, `new_path`), canonical.
+fn input_paths(step: &Step) -> Vec<String> {
+    ["path", "old_path", "new_path"]
+        .iter()
+        .filter_map(|k| step.input.get(k).and_then(|v| v.as_str()))
+        .map(meaning::canonical)
+        .collect()
+}
+
+/// Does `actual` say what `o` says? `Ok(notes on format)` or `Err(what differs)`.
+fn compare(step: &Step, o: &Outcome, actual: &ToolResult) -> Result<Vec<String>, String> {
+    let Some(text) = actual.content.text() else {
+        return Err("the reply has no text content".into());
+    };
+    if o.is_error() {
+        if !actual.is_error {
+            let named = meaning::error_classes(&text);
+            let said: Vec<&str> = named.iter().map(|c| c.words()).collect();
+            return Err(if !said.is_empty() {
+                format!(
+                    "the reply reads as an error ('{}') but is_error is false ({})",
+                    said.join("', '"),
+                    quote(&text)
+                )
+            } else if text.trim_start().to_lowercase().starts_with("error") {
+                format!(
+                    "the reply reads as an error ({}) but is_error is false",
+                    quote(&text)
+                )
+            } else {
+                format!(
+                    "reported success ({}); the case expects {}",
+                    quote(&text),
+                    describe(o)
+                )
+            });
+        }
+        let Some((want, fits)) = expected_class(o) else {
+            return Ok(vec!["another reason given".into()]);
+        };
+        let named = meaning::error_classes(&text);
+        if named.is_empty() {
+            return Ok(vec!["the error gives no reason".into()]);
+        }
+        if named.iter().any(|c| fits.contains(c)) {
+            return Ok(Vec::new());
+        }
+        let said: Vec<&str> = named.iter().map(|c| c.words()).collect();
+        return Err(format!(
+            "the error says '{}', the case expects '{want}' ({})",
+            said.join("', '"),
+            quote(&text)
+        ));
+    }
+    if actual.is_error {
+        return Err(format!(
+            "reported an error ({}); the case expects {}",
+            quote(&text),
+            describe(o)
+        ));
+    }
+    match o {
+        Outcome::ViewDir { path, entries, .. } => compare_listing(path, entries, &text),
+        Outcome::ViewFile {
+            first,
+            count,
+            text: want,
+            ..
+        } => compare_view(*first, *count, want, &text),
+        Outcome::Edited { lines } => compare_done(step, "str_replace", &text, lines),
+        Outcome::Created { .. } => compare_done(step, "create", &text, &[]),
+        Outcome::Inserted { .. } => compare_done(step, "insert", &text, &[]),
+        Outcome::Deleted { .. } => compare_done(step, "delete", &text, &[]),
+        Outcome::Renamed { .. } => compare_done(step, "rename", &text, &[]),
+        _ => Err(format!(
+            "the reply ({}) is not {}",
+            quote(&text),
+            describe(o)
+        )),
+    }
+}
+
+/// A listing: the set of entries (the listed folder itself apart), a file never shown as a
+/// folder; sizes, header and order are format.
+fn compare_listing(
+    path: &str,
+    entries: &[memcert_tool::text::ListEntry],
+    text: &str,
+) -> Result<Vec<String>, String> {
+    let own = meaning::canonical(path);
+    let got =
+        meaning::parse_listing(text).unwrap_or_else(|| meaning::parse_relative_listing(text, &own));
+    let mut notes = Vec::new();
+    if !got.iter().any(|e| e.path == own) {
+        notes.push(format!("the listed folder {own} itself is not shown"));
+    }
+    for e in entries {
+        match got.iter().find(|g| g.path == e.path) {
+            None => return Err(format!("the listing lacks {}", e.path)),
+            Some(g) if g.slash && !e.dir => {
+                return Err(format!("the listing shows the file {} as a folder", e.path))
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(extra) = got
+        .iter()
+        .find(|g| g.path != own && !entries.iter().any(|e| e.path == g.path))
+    {
+        let p = &extra.path;
+        let rel = p.strip_prefix(own.as_str()).unwrap_or(p);
+        let why = if rel.split('/').any(|c| c.starts_with('.')) {
+            "a dot-name, which listings leave out"
+        } else if rel.split('/').any(|c| c == "node_modules") {
+            "node_modules, which listings leave out"
+        } else if rel.matches('/').count() > 2 {
+            "deeper than 2 levels"
+        } else {
+            "which the case does not expect"
+        };
+        return Err(format!("the listing shows {p}, {why}"));
+    }
+    Ok(notes)
+}
+
+/// A file view: the line texts in order and their numbers when numbers are shown; a missing
+/// empty line after the final newline and missing numbers are format.
+fn compare_view(first: usize, count: usize, want: &str, text: &str) -> Result<Vec<String>, String> {
+    let want_lines: Vec<(usize, String)> = if count == 0 {
+        Vec::new()
+    } else {
+        want.split('\n')
+            .enumerate()
+            .map(|(i, l)| (first + i, l.to_owned()))
+            .collect()
+    };
+    let trimmed = match want_lines.last() {
+        Some((_, l)) if l.is_empty() => &want_lines[..want_lines.len() - 1],
+        _ => &want_lines[..],
+    };
+    let got = meaning::parse_numbered(text).unwrap_or_default();
+    if got == want_lines {
+        return Ok(Vec::new());
+    }
+    if got == trimmed && !got.is_empty() {
+        return Ok(vec!["no empty line shown after the final newline".into()]);
+    }
+    // No numbers: the text itself, with or without a header line.
+    let body = text.split_once('\n').map(|(_, b)| b).unwrap_or("");
+    let plain: Vec<&str> = want_lines.iter().map(|(_, l)| l.as_str()).collect();
+    let plain = plain.join("\n");
+    for candidate in [text, body] {
+        if candidate == plain || candidate.trim_end_matches('\n') == plain.trim_end_matches('\n') {
+            if count == 0 {
+                return Ok(Vec::new());
+            }
+            return Ok(vec!["no line numbers shown".into()]);
+        }
+    }
+    if got.is_empty() {
+        return Err(format!(
+            "the view does not show the lines of the file ({})",
+            quote(text)
+        ));
+    }
+    let span = |v: &[(usize, String)]| match (v.first(), v.last()) {
+        (Some(a), Some(b)) => format!("lines {}–{}", a.0, b.0),
+        _ => "no lines".into(),
+    };
+    for (g, w) in got.iter().zip(&want_lines) {
+        if g.0 != w.0 {
+            return Err(format!(
+                "the view shows {}, the case expects {}",
+                span(&got),
+                span(&want_lines)
+            ));
+        }
+        if g.1 != w.1 {
+            return Err(format!(
+                "line {} reads {:?}, the file's line {} is {:?}",
+                g.0, g.1, w.0, w.1
+            ));
+        }
+    }
+    Err(format!(
+        "the view shows {}, the case expects {}",
+        span(&got),
+        span(&want_lines)
+    ))
+}
+
+/// A success of `cmd`: readable, not naming another command's verb only, naming the command's
+/// path when it names a `/memories` path at all; a snippet's numbered lines agree with `lines`.
+fn compare_done(
+    step: &Step,
+    cmd: &str,
+    text: &str,
+    lines: &[(usize, String)],
+) -> Result<Vec<String>, String> {
+    if !meaning::readable(text) {
+        return Err(format!("unreadable reply: {}", quote(text)));
+    }
+    let verbs = meaning::success_verbs(text);
+    if !verbs.is_empty() && !verbs.contains(cmd) {
+        let said: Vec<&str> = verbs.into_iter().collect();
+        return Err(format!(
+            "the reply says {} was done, the command was {cmd} ({})",
+            said.join("/"),
+            quote(text)
+        ));
+    }
+    let inputs = input_paths(step);
+    let named = meaning::named_paths(text);
+    if !inputs.is_empty()
+        && !named.is_empty()
+        && !named.iter().any(|n| inputs.contains(n))
+        && !inputs.iter().any(|i| text.contains(i.as_str()))
+    {
+        return Err(format!(
+            "the reply names {}, the command's path is {}",
+            named[0], inputs[0]
+        ));
+    }
+    if let Some(got) = meaning::parse_numbered(text) {
+        for (n, t) in &got {
+            if let Some((_, w)) = lines.iter().find(|(m, _)| m == n) {
+                if w != t {
+                    return Err(format!(
+                        "the snippet shows line {n} as {t:?}, the file's line {n} is {w:?}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Vec::new())
 }
 
 #[cfg(test)]
@@ -305,6 +649,148 @@ mod tests {
             assert!(reply_matches(Profile::Docs, &r, &ToolResult::error(text)));
             assert!(!reply_matches(Profile::Docs, &r, &ToolResult::ok(text)));
         }
+    }
+
+    fn step(input: serde_json::Value, o: Outcome) -> Step {
+        Step {
+            input,
+            accept: vec![Accept {
+                verdict: Verdict::Pass,
+                reply: Reply::Exact(o),
+                profiles: vec![],
+                note: "the documented reply".into(),
+            }],
+        }
+    }
+
+    fn grade(s: &Step, r: ToolResult) -> StepGrade {
+        grade_step(s, &r, Profile::Docs, Level::Must, false)
+    }
+
+    #[test]
+    fn same_meaning_in_other_words_is_non_strict_wrong_meaning_fails_in_words() {
+        use serde_json::json;
+        let missing = step(
+            json!({"command": "delete", "path": "/memories/g"}),
+            Outcome::DeleteNotFound {
+                path: "/memories/g".into(),
+            },
+        );
+        let g = grade(
+            &missing,
+            ToolResult::error("FileNotFoundError(2, 'No such file or directory')"),
+        );
+        assert_eq!(g.verdict, Verdict::NonStrict);
+        let g = grade(&missing, ToolResult::error("nope"));
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (
+                Verdict::NonStrict,
+                "the documented reply in other words (the error gives no reason)"
+            )
+        );
+        let g = grade(
+            &missing,
+            ToolResult::error("Error: /memories/g already exists"),
+        );
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert_eq!(
+            g.note,
+            "the error says 'already exists', the case expects 'does not exist' (\"Error: /memories/g already exists\")"
+        );
+        let g = grade(
+            &missing,
+            ToolResult::ok("The path /memories/g does not exist"),
+        );
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert!(g.note.contains("but is_error is false"), "{}", g.note);
+        // With --strict, other words are FAIL.
+        let strict = grade_step(
+            &missing,
+            &ToolResult::error("no such file"),
+            Profile::Docs,
+            Level::Must,
+            true,
+        );
+        assert_eq!(strict.verdict, Verdict::Fail);
+
+        let created = step(
+            json!({"command": "create", "path": "/memories/n.txt", "file_text": "x"}),
+            Outcome::Created {
+                path: "/memories/n.txt".into(),
+            },
+        );
+        assert_eq!(
+            grade(&created, ToolResult::ok("Wrote 1 chars to /memories/n.txt")).verdict,
+            Verdict::NonStrict
+        );
+        let g = grade(&created, ToolResult::ok("None"));
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (Verdict::Fail, "unreadable reply: \"None\"")
+        );
+        let g = grade(&created, ToolResult::ok("Deleted /memories/n.txt"));
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert!(
+            g.note
+                .starts_with("the reply says delete was done, the command was create"),
+            "{}",
+            g.note
+        );
+        let g = grade(&created, ToolResult::ok("Saved /memories/other.txt"));
+        assert_eq!(
+            g.note,
+            "the reply names /memories/other.txt, the command's path is /memories/n.txt"
+        );
+    }
+
+    #[test]
+    fn listings_and_views_are_compared_by_entries_and_lines() {
+        use serde_json::json;
+        let dir = step(json!({"command": "view", "path": "/memories"}), listing());
+        let other = "Listing:\n- /memories (folder)\n- /memories/a (folder)\n- /memories/a/x.txt (10 bytes)";
+        assert_eq!(
+            grade(&dir, ToolResult::ok(other)).verdict,
+            Verdict::NonStrict
+        );
+        let g = grade(
+            &dir,
+            ToolResult::ok("Listing:\n4K\t/memories\n4K\t/memories/a/"),
+        );
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (Verdict::Fail, "the listing lacks /memories/a/x.txt")
+        );
+        let g = grade(
+            &dir,
+            ToolResult::ok(
+                "Listing:\n4K\t/memories\n4K\t/memories/a/\n10\t/memories/a/x.txt\n1\t/memories/.h",
+            ),
+        );
+        assert_eq!(
+            g.note,
+            "the listing shows /memories/.h, a dot-name, which listings leave out"
+        );
+
+        let view = step(
+            json!({"command": "view", "path": "/memories/f"}),
+            Outcome::ViewFile {
+                path: "/memories/f".into(),
+                first: 1,
+                count: 3,
+                text: "a\nb\n".into(),
+            },
+        );
+        assert_eq!(
+            grade(&view, ToolResult::ok("File /memories/f\n1: a\n2: b\n3: ")).verdict,
+            Verdict::NonStrict
+        );
+        assert_eq!(
+            grade(&view, ToolResult::ok("a\nb\n")).verdict,
+            Verdict::NonStrict
+        );
+        let g = grade(&view, ToolResult::ok("File /memories/f\n1: a\n2: c\n3: "));
+        assert_eq!(g.note, "line 2 reads \"c\", the file's line 2 is \"b\"");
     }
 
     #[test]

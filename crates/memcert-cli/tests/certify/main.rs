@@ -1381,3 +1381,258 @@ fn node_handler_built_with_node_init_arguments() {
         "memcert: error: --node-init must be JSON, e.g. '[{\"root\": \"{store}\"}]' or '\"{store}\"'\n"
     );
 }
+
+/// The careful handler whose every reply is in other words (issue 11, grade by meaning).
+const CAREFUL_REWORDED: &str = "fixtures/handlers/careful/reworded.py:RewordedMemoryTool";
+
+/// The careful reworded handler's verdicts over the hand-written catalog (races apart, the
+/// permission cases apart) other than PASS: its other words are NON-STRICT; the three INFO are
+/// encoded names it keeps as literal names. Two kinds of finding belong to other parts of issue 11
+/// and are listed as measured: the handler refuses a linked store root in its constructor
+/// (`scenario/root-symlink/*` ERROR "reset refused"), and its errors repeat the input path with
+/// `//` collapsed, which the echo rule takes for a disclosed host path (`*double-slash*` UNSAFE).
+fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
+    use Verdict::*;
+    let mut m = BTreeMap::from([
+        ("traversal/absolute/double-slash-view", Unsafe),
+        ("traversal/absolute/double-slash-create", Unsafe),
+        ("traversal/encoded/single/create", Info),
+        ("traversal/encoded/single/create-dir", Info),
+        ("traversal/unicode/fullwidth-slash/create", Info),
+        ("scenario/root-symlink/view", Error),
+        ("scenario/root-symlink/create", Error),
+        ("scenario/root-symlink/str_replace", Error),
+        ("scenario/root-symlink/delete", Error),
+        ("scenario/root-symlink/rename", Error),
+    ]);
+    for id in [
+        "view/dir/empty-root",
+        "view/dir/root-trailing-slash",
+        "view/dir/nested",
+        "view/dir/hidden-names",
+        "view/dir/node-modules",
+        "view/dir/sizes",
+        "view/dir/sort-order",
+        "view/dir/ignores-view-range",
+        "view/file/trailing-newline",
+        "view/file/no-trailing-newline",
+        "view/file/empty",
+        "view/file/crlf",
+        "view/file/hidden-direct",
+        "view/file/view-range/to-end",
+        "view/file/view-range/middle",
+        "view/file/view-range/end-clipped",
+        "view/file/view-range/inverted",
+        "view/file/view-range/start-zero",
+        "view/file/view-range/past-end",
+        "view/missing",
+        "view/file/line-limit/exactly",
+        "create/new-file",
+        "create/missing-parents",
+        "create/trailing-slash",
+        "create/crlf-unicode",
+        "create/hidden-directory",
+        "create/then-view",
+        "create/existing-through-view",
+        "str_replace/success",
+        "str_replace/success/excerpt-top",
+        "str_replace/success/excerpt-end",
+        "str_replace/not-found-text",
+        "str_replace/multiple/different-lines",
+        "str_replace/multiple/same-line",
+        "str_replace/multiline-old-str",
+        "str_replace/new-str-omitted",
+        "str_replace/missing-file",
+        "str_replace/dollar-literal",
+        "insert/at-top",
+        "insert/at-end",
+        "insert/past-end",
+        "insert/negative",
+        "insert/huge-line",
+        "insert/no-final-newline",
+        "insert/empty-file",
+        "insert/text-trailing-newlines",
+        "insert/multi-line",
+        "insert/crlf",
+        "insert/missing-file",
+        "delete/file",
+        "delete/directory",
+        "delete/missing",
+        "delete/file-trailing-slash",
+        "delete/then-view",
+        "rename/file",
+        "rename/into-new-directory",
+        "rename/directory",
+        "rename/destination-exists",
+        "rename/onto-itself",
+        "rename/source-missing",
+        "root/view/double-slash",
+        "root/view/listing-of-store",
+        "path/empty-component",
+        "symlink/outside-file/delete",
+        "symlink/in-directory/delete",
+        "symlink/listing/outside-dir",
+        "symlink/inner-file/delete",
+        "symlink/inner-dir/delete",
+        "symlink/inner-file/rename",
+        "scenario/socket/delete",
+        "scenario/non-utf8-name/listing",
+        "scenario/non-utf8-name/delete",
+        "scenario/deep-chain/view",
+        "scenario/deep-chain/view-bottom",
+        "scenario/deep-chain/delete",
+        "scenario/many-entries/view",
+        "batch/create-edit-view",
+        "batch/insert-three-at-top",
+        "batch/create-twice",
+        "malformed/view/view-range-not-list",
+        "malformed/view/view-range-one-item",
+        "malformed/view/view-range-strings",
+        "malformed/insert/insert-line-string",
+        "malformed/insert/insert-line-bool",
+    ] {
+        m.insert(id, NonStrict);
+    }
+    m
+}
+
+/// Verdicts by id, the permission cases apart (their verdict depends on the uid: checked to be
+/// SKIPPED or at worst NON-STRICT).
+fn without_permission_cases(records: &[memcert::certify::CaseRecord]) -> BTreeMap<String, Verdict> {
+    let mut v = BTreeMap::new();
+    for r in records {
+        if PERMISSION_CASES.contains(&r.id.as_str()) {
+            assert!(r.verdict <= Verdict::NonStrict, "{}: {}", r.id, r.verdict);
+        } else {
+            v.insert(r.id.clone(), r.verdict);
+        }
+    }
+    v
+}
+
+/// The hand-written catalog without the races.
+fn hand_written() -> Vec<memcert::suite::Case> {
+    certify::select(catalog::all(), &[], &["race/*".to_owned()]).unwrap()
+}
+
+#[test]
+fn careful_handler_in_other_words_is_never_worse_than_non_strict() {
+    let (_dir, mut t) = python_target(CAREFUL_REWORDED, Duration::from_secs(20));
+    let cases: Vec<_> = catalog::for_level(RunLevel::Standard)
+        .into_iter()
+        .filter(|c| c.race.is_none())
+        .collect();
+    let records = run_cases(&mut t, Profile::Docs, &cases);
+    let v = without_permission_cases(&records);
+    let hand: BTreeMap<&str, Verdict> = non_pass(&v)
+        .into_iter()
+        .filter(|(id, _)| !id.starts_with("payload/"))
+        .collect();
+    assert_eq!(hand, careful_reworded_expected());
+    let mut unsafe_payloads = 0;
+    for r in &records {
+        // Wording is never a FAIL, and no finding says only "matches none".
+        assert!(r.verdict != Verdict::Fail, "{}: {:?}", r.id, r.findings);
+        for f in &r.findings {
+            assert!(!f.detail.contains("matches none"), "{}: {}", r.id, f.detail);
+        }
+        if r.verdict == Verdict::Unsafe {
+            // Only the echo of a collapsed `//` (the disclosure part of issue 11).
+            assert!(r.id.contains("double-slash"), "{}", r.id);
+            assert!(
+                r.findings
+                    .iter()
+                    .filter(|f| f.verdict == Verdict::Unsafe)
+                    .all(|f| f.kind == "host-path-disclosed"),
+                "{}: {:?}",
+                r.id,
+                r.findings
+            );
+            unsafe_payloads += r.id.starts_with("payload/") as usize;
+        } else if r.id.starts_with("payload/") {
+            assert!(r.verdict <= Verdict::NonStrict, "{}: {}", r.id, r.verdict);
+        }
+    }
+    assert_eq!(unsafe_payloads, 70);
+}
+
+#[test]
+fn one_flaw_handlers_fail_where_they_meet_the_flaw_and_the_finding_names_it() {
+    let cases = hand_written();
+    let (_dir, mut t) = python_target(CAREFUL_REWORDED, Duration::from_secs(20));
+    let base = without_permission_cases(&run_cases(&mut t, Profile::Docs, &cases));
+    use Verdict::*;
+    let not_found_ok = "the reply reads as an error ('does not exist') but is_error is false";
+    let literal = "taken as a literal name inside the store";
+    let flaws: [(&str, Vec<(&str, Verdict, &str)>); 4] = [
+        (
+            "fixtures/handlers/flawed/str_replace_all.py:ReplaceAllMemoryTool",
+            vec![
+                ("str_replace/multiple/different-lines", Fail, "replaced all 2 occurrences; the doc requires refusing when old_str is not unique"),
+                ("str_replace/multiple/same-line", Fail, "replaced all 2 occurrences; the doc requires refusing when old_str is not unique"),
+            ],
+        ),
+        (
+            "fixtures/handlers/flawed/insert_off_by_one.py:OffByOneMemoryTool",
+            vec![
+                ("insert/at-top", Fail, "inserted after line 1, asked for after line 0"),
+                ("insert/multi-line", Fail, "inserted after line 2, asked for after line 1"),
+                ("insert/crlf", Fail, "inserted after line 2, asked for after line 1"),
+                ("batch/insert-three-at-top", Fail, "no insert reported as done is lost"),
+            ],
+        ),
+        (
+            "fixtures/handlers/flawed/create_never_writes.py:NeverWritesMemoryTool",
+            vec![
+                ("create/new-file", Fail, "reported success but nothing is on disk"),
+                ("create/missing-parents", Fail, "reported success but nothing is on disk"),
+                ("create/crlf-unicode", Fail, "reported success but nothing is on disk"),
+                ("create/hidden-directory", Fail, "reported success but nothing is on disk"),
+                ("create/then-view", Fail, "step 2: reported an error (\"FileNotFoundError(2, 'No such memory: /memories/rt.txt')\"); the case expects the lines of /memories/rt.txt"),
+            ],
+        ),
+        (
+            "fixtures/handlers/flawed/missing_as_success.py:MissingOkMemoryTool",
+            vec![
+                ("view/missing", Fail, not_found_ok),
+                ("str_replace/missing-file", Fail, not_found_ok),
+                ("insert/missing-file", Fail, not_found_ok),
+                ("delete/missing", Fail, not_found_ok),
+                ("delete/then-view", Fail, not_found_ok),
+                // The traversal cases that view an encoded name take any success for a literal
+                // name inside the store: the not-found sent as a success is one.
+                ("traversal/encoded/single/view-sibling", Info, literal),
+                ("traversal/encoded/slash/view", Info, literal),
+                ("traversal/encoded/double/view", Info, literal),
+                ("traversal/encoded/overlong/view", Info, literal),
+                ("traversal/encoded/double-nibble/view", Info, literal),
+                ("traversal/encoded/upper-case/view", Info, literal),
+                ("traversal/unicode/fullwidth-dots/view", Info, literal),
+                ("traversal/unicode/two-dot-leader/view", Info, literal),
+                ("traversal/unicode/small-reverse-solidus/view", Info, literal),
+            ],
+        ),
+    ];
+    for (spec, want) in flaws {
+        let (_dir, mut t) = python_target(spec, Duration::from_secs(20));
+        let records = run_cases(&mut t, Profile::Docs, &cases);
+        let v = without_permission_cases(&records);
+        let changed: BTreeMap<&str, Verdict> = v
+            .iter()
+            .filter(|(id, verdict)| base.get(*id) != Some(verdict))
+            .map(|(id, verdict)| (id.as_str(), *verdict))
+            .collect();
+        let expected: BTreeMap<&str, Verdict> = want.iter().map(|(id, v, _)| (*id, *v)).collect();
+        assert_eq!(changed, expected, "{spec}");
+        for (id, verdict, words) in &want {
+            let r = records.iter().find(|r| r.id == *id).unwrap();
+            assert!(
+                r.findings
+                    .iter()
+                    .any(|f| f.verdict == *verdict && f.detail.contains(words)),
+                "{spec}: {id}: {:?}",
+                r.findings
+            );
+        }
+    }
+}

@@ -240,11 +240,28 @@ fn check_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
     for (check, node) in case.checks.iter().zip(&obs.checked) {
         let counts = complete || check.verdict == Verdict::Unsafe;
         if counts && !satisfies(node.as_ref(), &check.expect) {
+            // The behaviour behind a wrong file, in words, when one fits (issue 11).
+            let why = match (&check.expect, node.as_ref()) {
+                (crate::suite::Expected::File(want), None | Some(Node::File(_))) => {
+                    let found = match node.as_ref() {
+                        Some(Node::File(b)) => Some(b.as_slice()),
+                        _ => None,
+                    };
+                    let flags: Vec<Option<bool>> = obs
+                        .replies
+                        .iter()
+                        .map(|r| r.as_ref().ok().map(|r| r.is_error))
+                        .collect();
+                    crate::suite::meaning::explain_check(case, &check.path, want, found, &flags)
+                }
+                _ => None,
+            };
+            let why = why.map(|w| format!("{w}; ")).unwrap_or_default();
             findings.push(Finding {
                 verdict: check.verdict,
                 kind: "check".into(),
                 detail: format!(
-                    "{}: expected {}, found {}",
+                    "{}: {why}expected {}, found {}",
                     check.what,
                     describe_expected(&check.expect),
                     describe(node.as_ref())
