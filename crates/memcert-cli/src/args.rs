@@ -272,6 +272,38 @@ pub struct ReportArgs {
     /// Without it the report links nothing outside itself; the rules' text is always embedded.
     #[arg(long, value_name = "URL", requires = "html")]
     pub spec_url: Option<String>,
+    /// The verdicts that fail the run (exit 1, NOT CERTIFIED): `unsafe`, `fail`, `error`,
+    /// repeatable or a comma list (`--fail-on unsafe,error`). Default: all three. Every report
+    /// states the gate used; the other verdicts are still reported.
+    #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
+    pub fail_on: Vec<FailOn>,
+    /// List every case in the terminal report (UNSAFE, ERROR and FAIL in full, the others one
+    /// line each) after the causes; without it the terminal shows the causes and the counts.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+/// A verdict `--fail-on` can name.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    /// UNSAFE: something outside the root touched or disclosed.
+    Unsafe,
+    /// FAIL: wrong behaviour.
+    Fail,
+    /// ERROR: no answer.
+    Error,
+}
+
+impl FailOn {
+    /// The verdict it names.
+    pub fn verdict(self) -> memcert::suite::verdict::Verdict {
+        use memcert::suite::verdict::Verdict;
+        match self {
+            FailOn::Unsafe => Verdict::Unsafe,
+            FailOn::Fail => Verdict::Fail,
+            FailOn::Error => Verdict::Error,
+        }
+    }
 }
 
 type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
@@ -285,6 +317,11 @@ impl ReportArgs {
             ("Markdown report", &self.markdown, markdown::render),
             ("HTML report", &self.html, html::render),
         ]
+    }
+
+    /// The gate of `--fail-on`, as verdicts; empty for the default gate.
+    pub fn gate(&self) -> Vec<memcert::suite::verdict::Verdict> {
+        self.fail_on.iter().map(|f| f.verdict()).collect()
     }
 
     /// Fail now, not after the run, when a report cannot be written; an earlier report at that
