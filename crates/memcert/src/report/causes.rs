@@ -88,13 +88,15 @@ pub fn hint(kind: &str, verdict: Verdict) -> &'static str {
         ("check", _) => {
             "leave the disk as the rule asks (the example's disk line says what differs)"
         }
-        ("reply", Verdict::Fail) => {
+        ("reply", Verdict::Info | Verdict::Skipped | Verdict::Pass) => {
+            "worth knowing; nothing to fix"
+        }
+        ("reply", Verdict::Fail | Verdict::Unsafe | Verdict::Error) => {
             "give the outcome the rule asks: is_error, and the change made or refused"
         }
         ("reply", Verdict::NonStrict) => {
             "allowed; the profile's exact wording or choice makes it PASS"
         }
-        ("reply", _) => "worth knowing; nothing to fix",
         ("no-reply", _) => {
             "answer every command within --timeout; turn every exception into an error reply"
         }

@@ -391,14 +391,14 @@ mod tests {
                 "\n",
                 "| verdict | cases | rule | cause | example | fix |\n",
                 "|---|---:|---|---|---|---|\n",
-                "| UNSAFE | 1 | `bug:B01` | reply: step N: the reply discloses the host path &lt;path&gt; | `symlink/loop/view` | worth knowing; nothing to fix |\n",
+                "| UNSAFE | 1 | `bug:B01` | reply: step N: the reply discloses the host path &lt;path&gt; | `symlink/loop/view` | give the outcome the rule asks: is_error, and the change made or refused |\n",
                 "| NON-STRICT | 1 | `bug:B01` | reply: step N: accepted a . component | `path/dot/inside` | allowed; the profile's exact wording or choice makes it PASS |\n",
                 "\n",
                 "<details><summary>Causes with an example each (2)</summary>\n",
                 "\n",
                 "1. **UNSAFE** 1 case `reply` `bug:B01`: step N: the reply discloses the host path &lt;path&gt;\n",
                 "   - rule: R MUST hold.\n",
-                "   - fix: worth knowing; nothing to fix\n",
+                "   - fix: give the outcome the rule asks: is_error, and the change made or refused\n",
                 "   - example `symlink/loop/view`:\n",
                 "   - cases: `symlink/loop/view`\n",
                 "2. **NON-STRICT** 1 case `reply` `bug:B01`: step N: accepted a . component\n",
@@ -449,7 +449,7 @@ mod tests {
         </properties>
         <testcase name="reply bug:B01: step N: the reply discloses the host path &lt;path&gt;" classname="memcert.causes">
             <failure message="UNSAFE in 1 case: step N: the reply discloses the host path &lt;path&gt;" type="UNSAFE">rule bug:B01: R MUST hold.
-fix: worth knowing; nothing to fix
+fix: give the outcome the rule asks: is_error, and the change made or refused
 example symlink/loop/view: step 1: the reply discloses the host path /tmp/x|y
 cases: symlink/loop/view
 </failure>
