@@ -212,10 +212,11 @@ pub fn counts_line(causes: &[Cause]) -> String {
 /// (`MEMCERT-CANARY-<hex>`) becomes `<token>`; a double-quoted string (JSON escapes honoured;
 /// one left open runs to the end) `"…"`; a word holding a `/` `<path>` and a word starting
 /// with `memcert-` (a sandbox folder) `<sandbox>` (surrounding `(`, `)`, `,`, `.`, `;`, `:`,
-/// `'` kept); every run of digits (with `,` between digits) `N`. Single quotes are left alone:
+/// `'` kept); every run of digits (with `,` between digits) `N`. An outside change's verb is
+/// left out ([`one_change`]). Single quotes are left alone:
 /// they are apostrophes in memcert's own words.
 pub fn shape(detail: &str) -> String {
-    let detail = canary_free(detail);
+    let detail = one_change(&canary_free(detail));
     let mut out = String::with_capacity(detail.len());
     let mut rest = detail.as_str();
     while let Some(q) = rest.find('"') {
@@ -235,6 +236,24 @@ pub fn shape(detail: &str) -> String {
     }
     words(rest, &mut out);
     out
+}
+
+/// The oracle's sentence for an outside change (`outside the root, P was created`) with its
+/// verb as `created, changed or removed`: which of the three follows from the command the case
+/// sent, not from the flaw, so one escape through every command field is one cause.
+fn one_change(text: &str) -> String {
+    const HEAD: &str = "outside the root, ";
+    match text.strip_prefix(HEAD) {
+        Some(rest) if !rest.starts_with("the mode of ") => {
+            for verb in [" was created", " was changed", " was removed"] {
+                if let Some(path) = rest.strip_suffix(verb) {
+                    return format!("{HEAD}{path} was created, changed or removed");
+                }
+            }
+            text.to_owned()
+        }
+        _ => text.to_owned(),
+    }
 }
 
 /// `text` with every canary token replaced by `<token>`.
@@ -371,7 +390,11 @@ mod tests {
             ),
             (
                 "outside the root, outside/canary-MEMCERT-CANARY-00ff00ff00ff00ff.txt was removed",
-                "outside the root, <path> was removed",
+                "outside the root, <path> was created, changed or removed",
+            ),
+            (
+                "outside the root, the mode of outside/a.txt was changed from 644 to 600",
+                "outside the root, the mode of <path> was changed from N to N",
             ),
             (
                 "step 1: the reply holds MEMCERT-CANARY-0123456789abcdef here",

@@ -93,7 +93,7 @@ fn header(summary: &Summary) -> String {
     s.push_str(&format!("{} certify\n", super::versions()));
     s.push_str(&format!("target:  {}\n", visible(&summary.target)));
     s.push_str(&format!(
-        "profile: {}{}    cases: {}    fail on: {}\n",
+        "profile: {}{}    cases: {}\nfail on: {}\n",
         summary.profile,
         if summary.strict { " (strict)" } else { "" },
         summary.total,
@@ -638,7 +638,8 @@ mod tests {
             )
             .as_str(),
             "target:  t",
-            "profile: docs    cases: 3    fail on: UNSAFE, ERROR, FAIL",
+            "profile: docs    cases: 3",
+            "fail on: UNSAFE, ERROR, FAIL",
             "",
             "CAUSES (2: 1 UNSAFE, 1 NON-STRICT) over 2 cases not PASS",
             "  1. UNSAFE     1 case  [check] spec:3/S-4",
