@@ -607,11 +607,16 @@ fn html_report_is_one_offline_page() {
     assert!(html.ends_with("</body>\n</html>\n"));
     assert_eq!(html.matches("<html").count(), 1);
     assert_eq!(html.matches("</html>").count(), 1);
-    // Links only within the page (a case's sources to the embedded "Rules cited").
+    // Links only within the page (a case's sources to the embedded "Rules cited", the causes
+    // to their lists and their cases).
     assert_eq!(
         html.matches("href=").count(),
-        html.matches("href=\"#cite-").count()
+        ["href=\"#cite-", "href=\"#cause-", "href=\"#case-"]
+            .iter()
+            .map(|l| html.matches(l).count())
+            .sum::<usize>()
     );
+    assert!(html.contains("<h2>Causes</h2>"));
     assert!(html.contains("<h2>Rules cited</h2>"));
     for external in ["http://", "https://", "src=", "url("] {
         assert!(!html.contains(external), "{external}");
