@@ -107,13 +107,17 @@ const EXAMPLE_STEPS: usize = 3;
 /// Case ids listed per cause.
 const CAUSE_IDS: usize = 3;
 
+/// Causes of a gate verdict shown in full without `--verbose` (the worst ones); the others one
+/// line each.
+const FULL_CAUSES: usize = 10;
+
 /// Causes of a verdict outside the gate listed one line each without `--verbose`; the rest are
 /// counted.
 const OTHER_CAUSES: usize = 8;
 
 /// The causes: a count line, then each cause of a gate verdict with its shape, rule, example,
-/// fix hint and first case ids; every other cause one line ([`OTHER_CAUSES`] per verdict unless
-/// `verbose`).
+/// fix hint and first case ids ([`FULL_CAUSES`] of them, then one line each, unless `verbose`);
+/// every other cause one line ([`OTHER_CAUSES`] per verdict unless `verbose`).
 fn causes_section(summary: &Summary, causes: &[super::causes::Cause], verbose: bool) -> String {
     use super::causes::{first_line, reply_line};
     if causes.is_empty() {
@@ -148,7 +152,20 @@ fn causes_section(summary: &Summary, causes: &[super::causes::Cause], verbose: b
             c.kind,
             c.spec
         );
-        if !summary.fail_on.contains(&c.verdict) {
+        let gated = summary.fail_on.contains(&c.verdict);
+        let gate_rank = causes[..i]
+            .iter()
+            .filter(|o| summary.fail_on.contains(&o.verdict))
+            .count();
+        if gated && !verbose && gate_rank >= FULL_CAUSES {
+            s.push_str(&format!(
+                "{head}: {} (e.g. {})\n",
+                visible(&first_line(&c.shape, 100)),
+                visible(&c.example.case)
+            ));
+            continue;
+        }
+        if !gated {
             let rank = causes[..i]
                 .iter()
                 .filter(|o| o.verdict == c.verdict)
