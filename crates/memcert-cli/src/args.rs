@@ -257,7 +257,8 @@ pub struct ReportArgs {
     /// Also write the full results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub report_json: Option<PathBuf>,
-    /// Also write JUnit XML to this file (one test case per case id).
+    /// Also write JUnit XML to this file (a first suite `causes`, one test case per cause, then
+    /// one test case per case id).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Also write a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).

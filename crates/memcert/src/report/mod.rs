@@ -1,5 +1,8 @@
-//! Reporters: consumers of `certify::Event`s. They read events, never a target.
+//! Reporters: consumers of `certify::Event`s. They read events, never a target. Every report
+//! leads with the run's [`causes`] and names memcert's and the catalog's versions ([`versions`])
+//! and the gate ([`Gated`], `--fail-on`).
 //!
+//! - [`causes`]: the non-PASS findings grouped into causes, shared by every report;
 //! - [`terminal`]: progress on stderr, then a summary a person reads (worst cases first);
 //! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
