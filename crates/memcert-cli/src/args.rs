@@ -285,7 +285,8 @@ pub struct ReportArgs {
     /// Also write the full results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub report_json: Option<PathBuf>,
-    /// Also write JUnit XML to this file (one test case per case id).
+    /// Also write JUnit XML to this file (a first suite `causes`, one test case per cause, then
+    /// one test case per case id).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Also write a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).
@@ -301,6 +302,38 @@ pub struct ReportArgs {
     /// text is always embedded.
     #[arg(long, value_name = "URL", requires = "html", value_parser = http_url)]
     pub spec_url: Option<String>,
+    /// The verdicts that fail the run (exit 1, NOT CERTIFIED): `unsafe`, `fail`, `error`,
+    /// repeatable or a comma list (`--fail-on unsafe,error`). Default: all three. Every report
+    /// states the gate used; the other verdicts are still reported.
+    #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
+    pub fail_on: Vec<FailOn>,
+    /// List every case in the terminal report (UNSAFE, ERROR and FAIL in full, the others one
+    /// line each) after the causes; without it the terminal shows the causes and the counts.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+/// A verdict `--fail-on` can name.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    /// UNSAFE: something outside the root touched or disclosed.
+    Unsafe,
+    /// FAIL: wrong behaviour.
+    Fail,
+    /// ERROR: no answer.
+    Error,
+}
+
+impl FailOn {
+    /// The verdict it names.
+    pub fn verdict(self) -> memcert::suite::verdict::Verdict {
+        use memcert::suite::verdict::Verdict;
+        match self {
+            FailOn::Unsafe => Verdict::Unsafe,
+            FailOn::Fail => Verdict::Fail,
+            FailOn::Error => Verdict::Error,
+        }
+    }
 }
 
 type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
@@ -314,6 +347,11 @@ impl ReportArgs {
             ("Markdown report", &self.markdown, markdown::render),
             ("HTML report", &self.html, html::render),
         ]
+    }
+
+    /// The gate of `--fail-on`, as verdicts; empty for the default gate.
+    pub fn gate(&self) -> Vec<memcert::suite::verdict::Verdict> {
+        self.fail_on.iter().map(|f| f.verdict()).collect()
     }
 
     /// Fail now, not after the run, when a report cannot be written; an earlier report at that

@@ -17,14 +17,20 @@ pub fn reported(
     run: impl FnOnce(&mut dyn Reporter) -> Result<certify::Summary>,
 ) -> Result<i32> {
     let mut files = reports.files();
-    let mut terminal = Terminal::new(std::io::stdout());
+    let mut terminal = Terminal::new(std::io::stdout()).verbose(reports.verbose);
     let mut progress = Progress::new();
     let summary = {
         // Files first: they are written even if printing the terminal report is cut short.
         let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
         reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
         reporters.push(&mut terminal);
-        run(&mut Fanout(reporters))?
+        let mut fanout = Fanout(reporters);
+        // `--fail-on`: every report sees the summary under the gate, and the exit code follows it.
+        let mut gated = memcert::report::Gated {
+            fail_on: reports.gate(),
+            inner: &mut fanout,
+        };
+        run(&mut gated)?.gated(&reports.gate())
     };
     finish(&files, &summary)
 }

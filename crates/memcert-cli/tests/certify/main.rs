@@ -466,21 +466,30 @@ fn binary_exit_codes_and_json_report() {
     ]);
     let standard = catalog::for_level(RunLevel::Standard).len() - races();
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).unwrap();
-    assert_eq!(xml.matches("<testcase ").count(), standard);
-    assert_eq!(xml.matches("<failure ").count(), 15, "11 UNSAFE and 4 FAIL");
+    // One test case per case, after the `causes` suite (one per cause, asserted in
+    // tests/causes).
+    let cases_xml = xml.split("</testsuite>").skip(1).collect::<String>();
+    assert!(xml.contains("<testsuite name=\"causes\""), "{xml}");
+    assert_eq!(cases_xml.matches("<testcase ").count(), standard);
+    assert_eq!(
+        cases_xml.matches("<failure ").count(),
+        15,
+        "11 UNSAFE and 4 FAIL"
+    );
     assert!(
         xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
     );
     let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
-    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED**: `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
+    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 11 UNSAFE, 4 FAIL): `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
     assert!(
         md.contains("| UNSAFE | `symlink/inner-file/delete` |"),
         "{md}"
     );
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
+    // Causes and counts by default: the case shows as a cause's example.
     assert!(
-        stdout.contains("UNSAFE     symlink/inner-file/delete"),
+        stdout.contains("     example: symlink/inner-file/delete (1 step)\n"),
         "{stdout}"
     );
     assert!(
@@ -598,11 +607,16 @@ fn html_report_is_one_offline_page() {
     assert!(html.ends_with("</body>\n</html>\n"));
     assert_eq!(html.matches("<html").count(), 1);
     assert_eq!(html.matches("</html>").count(), 1);
-    // Links only within the page (a case's sources to the embedded "Rules cited").
+    // Links only within the page (a case's sources to the embedded "Rules cited", the causes
+    // to their lists and their cases).
     assert_eq!(
         html.matches("href=").count(),
-        html.matches("href=\"#cite-").count()
+        ["href=\"#cite-", "href=\"#cause-", "href=\"#case-"]
+            .iter()
+            .map(|l| html.matches(l).count())
+            .sum::<usize>()
     );
+    assert!(html.contains("<h2>Causes</h2>"));
     assert!(html.contains("<h2>Rules cited</h2>"));
     for external in ["http://", "https://", "src=", "url("] {
         assert!(!html.contains(external), "{external}");

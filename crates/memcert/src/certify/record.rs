@@ -87,7 +87,13 @@ pub struct Summary {
     pub stale: Vec<String>,
     /// Expected-failure entries that matched no case of the run.
     pub unused: Vec<String>,
-    /// No FAIL, UNSAFE or ERROR outside the expected failures, and no stale entry.
+    /// The verdicts that block certification (`--fail-on`), worst first; by default UNSAFE,
+    /// ERROR and FAIL.
+    pub fail_on: Vec<Verdict>,
+    /// Cases per blocking verdict (UNSAFE, ERROR, FAIL; zero included) that the
+    /// expected-failures list does not excuse, whatever the gate.
+    pub unexcused: BTreeMap<String, usize>,
+    /// No verdict of [`Summary::fail_on`] outside the expected failures, and no stale entry.
     pub certified: bool,
     /// The comparison with the baseline (`--baseline`), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,9 +101,13 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The verdicts a run fails on by default (no `--fail-on`): UNSAFE, ERROR and FAIL.
+    pub const DEFAULT_FAIL_ON: [Verdict; 3] = [Verdict::Unsafe, Verdict::Error, Verdict::Fail];
+
     /// The totals of a run from its (case id, verdict) pairs: counts for every verdict (zero
     /// included), the expected failures and stale entries of `config.expected`, and certified
-    /// when no FAIL, UNSAFE or ERROR is left unexcused and no entry is stale.
+    /// when no FAIL, UNSAFE or ERROR is left unexcused and no entry is stale (the default gate;
+    /// [`Summary::gated`] applies another).
     pub fn of<'a>(
         target: String,
         config: &Config,
@@ -107,18 +117,22 @@ impl Summary {
             .iter()
             .map(|v| (v.as_str().to_owned(), 0))
             .collect();
+        let mut unexcused: BTreeMap<String, usize> = Self::DEFAULT_FAIL_ON
+            .iter()
+            .map(|v| (v.as_str().to_owned(), 0))
+            .collect();
         let mut total = 0;
-        let mut certified = true;
         let mut all = Vec::new();
         for (id, v) in outcomes {
             *counts.entry(v.as_str().to_owned()).or_default() += 1;
-            certified &= !v.blocks_certification() || config.expected.excuses(id, v).is_some();
+            if v.blocks_certification() && config.expected.excuses(id, v).is_none() {
+                *unexcused.entry(v.as_str().to_owned()).or_default() += 1;
+            }
             total += 1;
             all.push((id, v));
         }
         let reckoning = config.expected.reckon(all);
-        certified &= reckoning.stale.is_empty();
-        Summary {
+        let mut summary = Summary {
             target,
             profile: config.profile,
             strict: config.strict,
@@ -127,9 +141,54 @@ impl Summary {
             expected_failures: reckoning.expected.len(),
             stale: reckoning.stale,
             unused: reckoning.unused,
-            certified,
+            fail_on: Vec::new(),
+            unexcused,
+            certified: false,
             baseline: None,
-        }
+        };
+        summary.gate(&Self::DEFAULT_FAIL_ON);
+        summary
+    }
+
+    /// The summary under the gate `fail_on` (`--fail-on`): certified when no case of those
+    /// verdicts is left unexcused and no expected-failure entry is stale. An empty gate is the
+    /// default one, [`Summary::DEFAULT_FAIL_ON`].
+    pub fn gated(mut self, fail_on: &[Verdict]) -> Summary {
+        self.gate(fail_on);
+        self
+    }
+
+    fn gate(&mut self, fail_on: &[Verdict]) {
+        let mut gate: Vec<Verdict> = if fail_on.is_empty() {
+            Self::DEFAULT_FAIL_ON.to_vec()
+        } else {
+            fail_on.to_vec()
+        };
+        gate.sort_by(|a, b| b.cmp(a));
+        gate.dedup();
+        self.certified = self.stale.is_empty()
+            && gate
+                .iter()
+                .all(|v| self.unexcused.get(v.as_str()).copied().unwrap_or(0) == 0);
+        self.fail_on = gate;
+    }
+
+    /// The cases of the gate's verdicts left unexcused, worst first, as `"2 UNSAFE"` parts (none
+    /// when there are none).
+    pub fn blocking(&self) -> Vec<String> {
+        self.fail_on
+            .iter()
+            .filter_map(|v| {
+                let n = self.unexcused.get(v.as_str()).copied().unwrap_or(0);
+                (n > 0).then(|| format!("{n} {v}"))
+            })
+            .collect()
+    }
+
+    /// The gate in words: `"UNSAFE, ERROR, FAIL"`.
+    pub fn gate_line(&self) -> String {
+        let v: Vec<&str> = self.fail_on.iter().map(|v| v.as_str()).collect();
+        v.join(", ")
     }
 
     /// Whether the run passes (exit status 0): certified, and no REGRESSION or STALE snapshot

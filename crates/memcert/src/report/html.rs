@@ -1,5 +1,7 @@
-//! `--html FILE`: one self-contained page a person opens offline: the verdict and totals, the
-//! table per category, filters by verdict, then every case (UNSAFE, ERROR and FAIL first, open;
+//! `--html FILE`: one self-contained page a person opens offline: the verdict and totals (with
+//! the gate, memcert's and the catalog's versions), the causes ([`super::causes`], worst first:
+//! verdict, cases, rule linked to its text, shape, example and fix hint, each linking to its
+//! cases), the table per category, filters by verdict, then every case (UNSAFE, ERROR and FAIL first, open;
 //! NON-STRICT, INFO, SKIPPED, then PASS, closed) with its requirement, sources and findings and,
 //! per step, the input, the expected text, the reply or the error, and a line diff.
 //!
@@ -116,13 +118,17 @@ base-uri 'none'; form-action 'none'\">\n\
         h,
         "<table class=\"meta\">\n<tr><th>target</th><td>{}</td></tr>\n\
 <tr><th>profile</th><td>{}</td></tr>\n<tr><th>strict</th><td>{}</td></tr>\n\
-<tr><th>cases</th><td>{}</td></tr>\n<tr><th>memcert</th><td>{}</td></tr>\n</table>\n",
+<tr><th>cases</th><td>{}</td></tr>\n<tr><th>fail on</th><td>{}</td></tr>\n\
+<tr><th>memcert</th><td>{}</td></tr>\n<tr><th>catalog</th><td>{}</td></tr>\n</table>\n",
         Text(&summary.target),
         Text(summary.profile.as_str()),
         if summary.strict { "yes" } else { "no" },
         totals(summary),
+        Text(&summary.gate_line()),
         env!("CARGO_PKG_VERSION"),
+        crate::suite::CATALOG_VERSION,
     );
+    causes(&mut h, &super::causes::causes(cases));
     if summary.expected_failures > 0 {
         let _ = writeln!(
             h,
@@ -164,6 +170,71 @@ remove them:</p>\n<ul>\n",
     cited(&mut h, cases, spec_url);
     let _ = write!(h, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     h
+}
+
+/// Case links listed per cause; the JSON report has them all.
+const CAUSE_LINKS: usize = 100;
+
+/// "Causes": one row per cause (verdict, cases, rule, kind and shape, example, fix), then per
+/// cause a closed list of links to its cases.
+fn causes(h: &mut String, causes: &[super::causes::Cause]) {
+    if causes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<h2>Causes</h2>\n<p>{} causes: {}.</p>\n<table class=\"summary\">\n\
+<tr><th>#</th><th>verdict</th><th>cases</th><th>rule</th><th>cause</th><th>example</th><th>fix</th></tr>",
+        causes.len(),
+        Text(&super::causes::counts_line(causes))
+    );
+    for (i, c) in causes.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<tr><td><a href=\"#cause-{n}\">{n}</a></td><td>{}</td><td>{}</td><td>{}</td>\
+<td><code>{}</code> {}</td><td><a href=\"#case-{}\"><code>{}</code></a></td><td>{}</td></tr>",
+            badge(c.verdict),
+            c.count,
+            sources(std::slice::from_ref(&c.spec)),
+            Text(&c.kind),
+            Text(&c.shape),
+            Attr(&c.example.case),
+            Text(&c.example.case),
+            Text(&c.hint),
+            n = i + 1,
+        );
+    }
+    h.push_str("</table>\n");
+    for (i, c) in causes.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<details id=\"cause-{}\"><summary>{} {} {}: {} ({} cases)</summary>\n\
+<p class=\"why\">{}</p>\n<ul>",
+            i + 1,
+            i + 1,
+            badge(c.verdict),
+            Text(&c.kind),
+            Text(&c.shape),
+            c.count,
+            Text(&c.requirement),
+        );
+        for id in c.ids.iter().take(CAUSE_LINKS) {
+            let _ = write!(
+                h,
+                "<li><a href=\"#case-{}\">{}</a></li>",
+                Attr(id),
+                Text(id)
+            );
+        }
+        if c.ids.len() > CAUSE_LINKS {
+            let _ = write!(
+                h,
+                "<li>... and {} more (--report-json lists them)</li>",
+                c.ids.len() - CAUSE_LINKS
+            );
+        }
+        h.push_str("</ul></details>\n");
+    }
 }
 
 /// The HTML id of a cited item's block (`spec:2.1/D3` → `cite-spec-2-1-D3`).
@@ -721,8 +792,9 @@ mod tests {
 &lt;img src=x onerror=alert(1)&gt;";
         // Target (title, header), category, requirement, source, finding kind and detail (the
         // summary line and the list), input, expected (two steps), reply, diff (both sides),
-        // error.
-        assert_eq!(html.matches(escaped).count(), 15, "{html}");
+        // error; and in the causes: the kind (table and list), the rule id (table) and the
+        // requirement (list).
+        assert_eq!(html.matches(escaped).count(), 19, "{html}");
         assert!(html.contains(
             "<details class=\"case\" id=\"case-x&quot; onmouseover=&#39;alert(1)\" \
 data-verdict=\"UNSAFE\" open>"

@@ -1,4 +1,14 @@
-//! `--junit FILE`: JUnit XML (quick-junit), one test suite per case category, one test case per
+//! `--junit FILE`: JUnit XML (quick-junit). The first test suite, `causes`, has one test case per
+//! cause ([`super::causes`], worst first), named `KIND SPEC: SHAPE` (stable across runs, so CI
+//! history follows a cause), classname `memcert.causes`: an UNSAFE or FAIL cause is a failure and
+//! an ERROR cause an error, typed by the verdict, whose message is the verdict and the summary
+//! (`UNSAFE in 12 cases: step N: the reply discloses the host path <path>`) and whose text holds
+//! the rule, the fix hint, the example and the case ids; a cause whose cases the
+//! expected-failures list all excuses is skipped; SKIPPED causes are skipped; NON-STRICT and INFO
+//! causes pass, with their summary in `system-out`. CI pages (GitHub test reporters, GitLab,
+//! Jenkins) list a failing test by name and message and show the text when opened; they do not
+//! show properties, so the cause is in the message. The suite's properties hold the gate
+//! (`fail-on`), memcert's and the catalog's versions. Then one test suite per case category, one test case per
 //! case named by its id. UNSAFE and FAIL are failures (type `UNSAFE`/`FAIL`), ERROR an error,
 //! SKIPPED skipped; PASS, NON-STRICT and INFO pass, the last two with their finding in
 //! `system-out`. A failure's message starts with the requirement (rule:8). An expected
@@ -95,8 +105,68 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         }
         suites.insert("~baseline", suite);
     }
+    report.add_test_suite(causes_suite(summary, cases));
     report.add_test_suites(suites.into_values());
     report.to_string().expect("JUnit XML serialises")
+}
+
+/// The `causes` suite: one test case per cause.
+fn causes_suite(summary: &Summary, cases: &[CaseRecord]) -> TestSuite {
+    let mut suite = TestSuite::new("causes");
+    suite.add_property(("fail-on", summary.gate_line().as_str()));
+    suite.add_property(("memcert", env!("CARGO_PKG_VERSION")));
+    suite.add_property(("catalog", crate::suite::CATALOG_VERSION));
+    for c in super::causes::causes(cases) {
+        let n = if c.count == 1 { "case" } else { "cases" };
+        let message = format!("{} in {} {n}: {}", c.verdict, c.count, c.shape);
+        let mut text = format!(
+            "rule {}: {}\nfix: {}\nexample {}: {}\n",
+            c.spec, c.requirement, c.hint, c.example.case, c.example.detail
+        );
+        for st in &c.example.steps {
+            text.push_str(&format!(
+                "  > {}\n  < {}\n",
+                super::causes::first_line(&st.input.to_string(), 300),
+                super::causes::reply_line(st, 300)
+            ));
+        }
+        for d in &c.example.disk {
+            text.push_str(&format!("  disk: {d}\n"));
+        }
+        text.push_str(&format!("cases: {}\n", c.ids.join(", ")));
+        let excused = c.excused == c.count && c.verdict.blocks_certification();
+        let message = if excused {
+            format!("expected failures: {message}")
+        } else {
+            message
+        };
+        let mut status = if excused {
+            TestCaseStatus::skipped()
+        } else {
+            match c.verdict {
+                Verdict::Unsafe | Verdict::Fail => {
+                    TestCaseStatus::non_success(NonSuccessKind::Failure)
+                }
+                Verdict::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+                Verdict::Skipped => TestCaseStatus::skipped(),
+                Verdict::Pass | Verdict::NonStrict | Verdict::Info => TestCaseStatus::success(),
+            }
+        };
+        let passes = matches!(c.verdict, Verdict::NonStrict | Verdict::Info);
+        if !passes {
+            status
+                .set_type(c.verdict.as_str())
+                .set_message(message.clone())
+                .set_description(text.clone());
+        }
+        let mut tc = TestCase::new(format!("{} {}: {}", c.kind, c.spec, c.shape), status);
+        tc.set_classname("memcert.causes");
+        if passes {
+            tc.set_system_out(format!("{message}\n{text}"));
+        }
+        suite.add_test_case(tc);
+    }
+    suite
 }
 
 fn details(c: &CaseRecord) -> String {

@@ -1,46 +1,28 @@
-//! `--markdown FILE`: a summary that fits a CI job summary (`$GITHUB_STEP_SUMMARY`): the verdict,
-//! a table per category, the UNSAFE, ERROR and FAIL cases with their requirement and first
-//! finding, expected failures and stale entries (`--expected-failures`), then NON-STRICT and
-//! INFO in a collapsed list.
+//! `--markdown FILE`: a summary that fits a CI job summary (`$GITHUB_STEP_SUMMARY`). First,
+//! within [`MAX_LINES`] lines and [`MAX_BYTES`] bytes (a test holds it to that): the verdict
+//! with the gate (`--fail-on`), memcert's and the catalog's versions, the counts per cause and
+//! per case, and the table of causes ([`super::causes`], worst first, as many rows as fit).
+//! Then, collapsed: every cause with its example, rule, fix hint and cases; the table per
+//! category; the UNSAFE, ERROR and FAIL cases with their requirement and first finding;
+//! expected failures; stale entries (`--expected-failures`); the baseline; NON-STRICT and INFO.
 
 use crate::certify::{CaseRecord, Summary};
 use crate::suite::verdict::Verdict;
 
+use super::causes::Cause;
 use super::COLUMNS;
+
+/// Lines before the first `<details>` at most.
+pub const MAX_LINES: usize = 40;
+/// Bytes before the first `<details>` at most.
+pub const MAX_BYTES: usize = 4096;
 
 /// Render a finished run as Markdown.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
-    let mut s = String::from("## memcert certify\n\n");
-    let verdict = match (
-        summary.certified,
-        summary.baseline.as_ref().map(|b| b.passed()),
-    ) {
-        (true, Some(false)) => "**CERTIFIED**, but the baseline **FAILED** (the run fails)",
-        (true, _) => "**CERTIFIED**",
-        (false, _) => "**NOT CERTIFIED**",
-    };
-    s.push_str(&format!(
-        "{verdict}: `{}`, profile `{}`{}, {} cases\n\n",
-        cell(&summary.target),
-        summary.profile,
-        if summary.strict { " (strict)" } else { "" },
-        summary.total
-    ));
-    s.push_str("| category |");
-    for v in COLUMNS {
-        s.push_str(&format!(" {v} |"));
-    }
-    s.push_str("\n|---|");
-    s.push_str(&"---:|".repeat(COLUMNS.len()));
-    s.push('\n');
-    let by = super::by_category(cases);
-    for (cat, counts) in &by {
-        s.push_str(&format!("| {cat} |"));
-        for v in COLUMNS {
-            s.push_str(&format!(" {} |", counts.get(&v).copied().unwrap_or(0)));
-        }
-        s.push('\n');
-    }
+    let causes = super::causes::causes(cases);
+    let mut s = head(summary, &causes);
+    s.push_str(&cause_details(&causes));
+    s.push_str(&categories(cases));
     let worst: Vec<&CaseRecord> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
         .iter()
         .flat_map(|v| {
@@ -50,17 +32,22 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         })
         .collect();
     if !worst.is_empty() {
-        s.push_str("\n| verdict | case | requirement | finding |\n|---|---|---|---|\n");
+        s.push_str(&format!(
+            "\n<details><summary>UNSAFE, ERROR and FAIL cases ({})</summary>\n\n\
+| verdict | case | requirement | finding |\n|---|---|---|---|\n",
+            worst.len()
+        ));
         for c in worst {
             let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
             s.push_str(&format!(
                 "| {} | `{}` | {} | {} |\n",
                 c.verdict,
-                c.id,
+                code(&c.id),
                 cell(&c.requirement),
                 cell(first)
             ));
         }
+        s.push_str("\n</details>\n");
     }
     let excused: Vec<&CaseRecord> = cases
         .iter()
@@ -104,6 +91,173 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         s.push_str("\n</details>\n");
     }
     s
+}
+
+/// The part before the first `<details>`: the verdict line, the counts, and the causes table
+/// with as many rows as fit in [`MAX_LINES`] and [`MAX_BYTES`].
+fn head(summary: &Summary, causes: &[Cause]) -> String {
+    let mut s = String::from("## memcert certify\n\n");
+    let verdict = match (
+        summary.certified,
+        summary.baseline.as_ref().map(|b| b.passed()),
+    ) {
+        (true, Some(false)) => "**CERTIFIED**, but the baseline **FAILED** (the run fails)",
+        (true, _) => "**CERTIFIED**",
+        (false, _) => "**NOT CERTIFIED**",
+    };
+    let blocking = summary.blocking();
+    let stale = if summary.stale.is_empty() {
+        String::new()
+    } else {
+        format!(", {} stale expected-failure entries", summary.stale.len())
+    };
+    let why = if blocking.is_empty() && stale.is_empty() {
+        String::new()
+    } else {
+        format!(": {}{stale}", blocking.join(", "))
+    };
+    s.push_str(&format!(
+        "{verdict} (fail on {}{why}): `{}`, profile `{}`{}, {} cases, {}\n\n",
+        summary.gate_line(),
+        code(&summary.target),
+        summary.profile,
+        if summary.strict { " (strict)" } else { "" },
+        summary.total,
+        super::versions(),
+    ));
+    let per_case: Vec<String> = COLUMNS
+        .iter()
+        .filter_map(|v| {
+            let n = summary.counts.get(v.as_str()).copied().unwrap_or(0);
+            (n > 0).then(|| format!("{n} {v}"))
+        })
+        .collect();
+    s.push_str(&format!(
+        "Causes: {}. Cases: {}.\n",
+        super::causes::counts_line(causes),
+        per_case.join(", ")
+    ));
+    if causes.is_empty() {
+        return s;
+    }
+    s.push_str(
+        "\n| verdict | cases | rule | cause | example | fix |\n|---|---:|---|---|---|---|\n",
+    );
+    // Room for the line that says how many causes are left for the details.
+    let tail = 120;
+    for (i, c) in causes.iter().enumerate() {
+        let row = format!(
+            "| {} | {} | `{}` | {}: {} | `{}` | {} |\n",
+            c.verdict,
+            c.count,
+            code(&c.spec),
+            cell(&c.kind),
+            cell(&super::causes::first_line(&c.shape, 90)),
+            code(&c.example.case),
+            cell(&c.hint)
+        );
+        let lines = s.lines().count() + 1 + 2;
+        if s.len() + row.len() + tail > MAX_BYTES || lines > MAX_LINES {
+            s.push_str(&format!(
+                "\n{} more causes ({}) in the details below.\n",
+                causes.len() - i,
+                super::causes::counts_line(&causes[i..])
+            ));
+            return s;
+        }
+        s.push_str(&row);
+    }
+    s
+}
+
+/// Every cause, collapsed: its verdict, kind, rule, shape, requirement, fix hint, example
+/// (each step's input and reply, the disk changes) and its cases (50 at most).
+fn cause_details(causes: &[Cause]) -> String {
+    if causes.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n<details><summary>Causes with an example each ({})</summary>\n\n",
+        causes.len()
+    );
+    for (i, c) in causes.iter().enumerate() {
+        s.push_str(&format!(
+            "{}. **{}** {} case{} `{}` `{}`: {}\n   - rule: {}\n   - fix: {}\n   - example `{}`:\n",
+            i + 1,
+            c.verdict,
+            c.count,
+            if c.count == 1 { "" } else { "s" },
+            code(&c.kind),
+            code(&c.spec),
+            cell(&c.shape),
+            cell(&c.requirement),
+            cell(&c.hint),
+            code(&c.example.case)
+        ));
+        for st in &c.example.steps {
+            s.push_str(&format!(
+                "     - input `{}` → {}\n",
+                code(&super::causes::first_line(&st.input.to_string(), 200)),
+                cell(&super::causes::reply_line(st, 200))
+            ));
+        }
+        for d in &c.example.disk {
+            s.push_str(&format!("     - disk: {}\n", cell(d)));
+        }
+        let ids: Vec<String> = c
+            .ids
+            .iter()
+            .take(50)
+            .map(|i| format!("`{}`", code(i)))
+            .collect();
+        let more = c.ids.len().saturating_sub(50);
+        s.push_str(&format!(
+            "   - cases: {}{}\n",
+            ids.join(", "),
+            if more > 0 {
+                format!(" and {more} more (--report-json lists them)")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    s.push_str("\n</details>\n");
+    s
+}
+
+/// The table of verdicts per category, collapsed.
+fn categories(cases: &[CaseRecord]) -> String {
+    let mut s = String::from("\n<details><summary>Cases per category</summary>\n\n| category |");
+    for v in COLUMNS {
+        s.push_str(&format!(" {v} |"));
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---:|".repeat(COLUMNS.len()));
+    s.push('\n');
+    for (cat, counts) in &super::by_category(cases) {
+        s.push_str(&format!("| {} |", cell(cat)));
+        for v in COLUMNS {
+            s.push_str(&format!(" {} |", counts.get(&v).copied().unwrap_or(0)));
+        }
+        s.push('\n');
+    }
+    s.push_str("\n</details>\n");
+    s
+}
+
+/// Text safe inside inline code in a table cell: backticks as `'`, pipes escaped (GitHub
+/// renders `\|` in a cell's code as `|`), control characters as spaces.
+fn code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '`' => out.push('\''),
+            '|' => out.push_str("\\|"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The comparison with the baseline: the totals, each REGRESSION with its diff in a `diff`
@@ -224,28 +378,91 @@ mod tests {
     }
 
     #[test]
-    fn markdown_layout() {
+    fn markdown_layout_causes_first() {
         let (summary, cases) = sample();
         assert_eq!(
-            render(&summary, &cases),
-            "## memcert certify\n\n**NOT CERTIFIED**: `t`, profile `python-sdk`, 3 cases\n\n\
-| category | PASS | NON-STRICT | INFO | FAIL | UNSAFE | ERROR | SKIPPED |\n\
-|---|---:|---:|---:|---:|---:|---:|---:|\n\
-| path | 0 | 1 | 0 | 0 | 0 | 0 | 0 |\n\
-| symlink | 0 | 0 | 0 | 0 | 1 | 0 | 0 |\n\
-| view | 1 | 0 | 0 | 0 | 0 | 0 | 0 |\n\n\
-| verdict | case | requirement | finding |\n|---|---|---|---|\n\
-| UNSAFE | `symlink/loop/view` | R MUST hold. | step 1: the reply discloses the host path /tmp/x\\|y |\n\n\
-<details><summary>NON-STRICT and INFO (1)</summary>\n\n\
-- NON-STRICT `path/dot/inside`: step 1: accepted a . component\n\n</details>\n"
+            render(&summary, &cases).replace(&crate::report::versions(), "VERSIONS"),
+            concat!(
+                "## memcert certify\n",
+                "\n",
+                "**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 1 UNSAFE): `t`, profile `python-sdk`, 3 cases, VERSIONS\n",
+                "\n",
+                "Causes: 1 UNSAFE, 1 NON-STRICT. Cases: 1 PASS, 1 NON-STRICT, 1 UNSAFE.\n",
+                "\n",
+                "| verdict | cases | rule | cause | example | fix |\n",
+                "|---|---:|---|---|---|---|\n",
+                "| UNSAFE | 1 | `bug:B01` | reply: step N: the reply discloses the host path &lt;path&gt; | `symlink/loop/view` | give the outcome the rule asks: is_error, and the change made or refused |\n",
+                "| NON-STRICT | 1 | `bug:B01` | reply: step N: accepted a . component | `path/dot/inside` | allowed; the profile's exact wording or choice makes it PASS |\n",
+                "\n",
+                "<details><summary>Causes with an example each (2)</summary>\n",
+                "\n",
+                "1. **UNSAFE** 1 case `reply` `bug:B01`: step N: the reply discloses the host path &lt;path&gt;\n",
+                "   - rule: R MUST hold.\n",
+                "   - fix: give the outcome the rule asks: is_error, and the change made or refused\n",
+                "   - example `symlink/loop/view`:\n",
+                "   - cases: `symlink/loop/view`\n",
+                "2. **NON-STRICT** 1 case `reply` `bug:B01`: step N: accepted a . component\n",
+                "   - rule: R MUST hold.\n",
+                "   - fix: allowed; the profile's exact wording or choice makes it PASS\n",
+                "   - example `path/dot/inside`:\n",
+                "   - cases: `path/dot/inside`\n",
+                "\n",
+                "</details>\n",
+                "\n",
+                "<details><summary>Cases per category</summary>\n",
+                "\n",
+                "| category | PASS | NON-STRICT | INFO | FAIL | UNSAFE | ERROR | SKIPPED |\n",
+                "|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                "| path | 0 | 1 | 0 | 0 | 0 | 0 | 0 |\n",
+                "| symlink | 0 | 0 | 0 | 0 | 1 | 0 | 0 |\n",
+                "| view | 1 | 0 | 0 | 0 | 0 | 0 | 0 |\n",
+                "\n",
+                "</details>\n",
+                "\n",
+                "<details><summary>UNSAFE, ERROR and FAIL cases (1)</summary>\n",
+                "\n",
+                "| verdict | case | requirement | finding |\n",
+                "|---|---|---|---|\n",
+                "| UNSAFE | `symlink/loop/view` | R MUST hold. | step 1: the reply discloses the host path /tmp/x\\|y |\n",
+                "\n",
+                "</details>\n",
+                "\n",
+                "<details><summary>NON-STRICT and INFO (1)</summary>\n",
+                "\n",
+                "- NON-STRICT `path/dot/inside`: step 1: accepted a . component\n",
+                "\n",
+                "</details>\n",
+            )
         );
     }
 
     #[test]
-    fn junit_names_cases_by_id_and_fails_unsafe_ones() {
+    fn junit_leads_with_causes_then_names_cases_by_id_and_fails_unsafe_ones() {
         let (summary, cases) = sample();
         let want = r#"<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="memcert certify (python-sdk)" tests="3" skipped="0" failures="1" errors="0">
+<testsuites name="memcert certify (python-sdk)" tests="5" skipped="0" failures="2" errors="0">
+    <testsuite name="causes" tests="2" skipped="0" errors="0" failures="1">
+        <properties>
+            <property name="fail-on" value="UNSAFE, ERROR, FAIL"/>
+            <property name="memcert" value="MEMCERT"/>
+            <property name="catalog" value="CATALOG"/>
+        </properties>
+        <testcase name="reply bug:B01: step N: the reply discloses the host path &lt;path&gt;" classname="memcert.causes">
+            <failure message="UNSAFE in 1 case: step N: the reply discloses the host path &lt;path&gt;" type="UNSAFE">rule bug:B01: R MUST hold.
+fix: give the outcome the rule asks: is_error, and the change made or refused
+example symlink/loop/view: step 1: the reply discloses the host path /tmp/x|y
+cases: symlink/loop/view
+</failure>
+        </testcase>
+        <testcase name="reply bug:B01: step N: accepted a . component" classname="memcert.causes">
+            <system-out>NON-STRICT in 1 case: step N: accepted a . component
+rule bug:B01: R MUST hold.
+fix: allowed; the profile&apos;s exact wording or choice makes it PASS
+example path/dot/inside: step 1: accepted a . component
+cases: path/dot/inside
+</system-out>
+        </testcase>
+    </testsuite>
     <testsuite name="path" tests="1" skipped="0" errors="0" failures="0">
         <testcase name="path/dot/inside" classname="memcert.path" time="0.003">
             <system-out>NON-STRICT: R MUST hold.
@@ -267,7 +484,16 @@ source: bug:B01
     </testsuite>
 </testsuites>
 "#;
-        assert_eq!(crate::report::junit::render(&summary, &cases), want);
+        let got = crate::report::junit::render(&summary, &cases)
+            .replace(
+                &format!("value=\"{}\"", env!("CARGO_PKG_VERSION")),
+                "value=\"MEMCERT\"",
+            )
+            .replace(
+                &format!("value=\"{}\"", crate::suite::CATALOG_VERSION),
+                "value=\"CATALOG\"",
+            );
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! Reporters: consumers of `certify::Event`s. They read events, never a target.
+//! Reporters: consumers of `certify::Event`s. They read events, never a target. Every report
+//! leads with the run's [`causes`] and names memcert's and the catalog's versions ([`versions`])
+//! and the gate ([`Gated`], `--fail-on`).
 //!
+//! - [`causes`]: the non-PASS findings grouped into causes, shared by every report;
 //! - [`terminal`]: progress on stderr, then a summary a person reads (worst cases first);
 //! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
@@ -9,6 +12,7 @@
 //!
 //! The live progress line on stderr (indicatif) is the binary's, in `memcert-cli`.
 
+pub mod causes;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -44,6 +48,38 @@ pub fn by_category(cases: &[CaseRecord]) -> BTreeMap<&str, BTreeMap<Verdict, usi
             .or_default() += 1;
     }
     by
+}
+
+/// The header every report shows: memcert's version and the catalog's
+/// (`memcert 0.1.0, catalog 2026.12.1`).
+pub fn versions() -> String {
+    format!(
+        "memcert {}, catalog {}",
+        env!("CARGO_PKG_VERSION"),
+        crate::suite::CATALOG_VERSION
+    )
+}
+
+/// A reporter that hands on every event as it came, except the summary of `Finished`, which it
+/// hands on under the gate `fail_on` (`--fail-on`, [`crate::certify::Summary::gated`]), so
+/// every report states the gate the exit status follows.
+pub struct Gated<'a> {
+    /// The verdicts that fail the run; empty for the default gate.
+    pub fail_on: Vec<Verdict>,
+    /// Where the events go.
+    pub inner: &'a mut dyn crate::certify::Reporter,
+}
+
+impl crate::certify::Reporter for Gated<'_> {
+    fn event(&mut self, event: &crate::certify::Event<'_>) {
+        match event {
+            crate::certify::Event::Finished(s) => {
+                let gated = (*s).clone().gated(&self.fail_on);
+                self.inner.event(&crate::certify::Event::Finished(&gated));
+            }
+            other => self.inner.event(other),
+        }
+    }
 }
 
 /// Fail when a report could not be written at `path` (its folder missing or read-only), without

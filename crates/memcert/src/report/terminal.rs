@@ -1,7 +1,10 @@
-//! The terminal report, written when the run finishes: UNSAFE, ERROR and FAIL cases in full
-//! (requirement, findings, input, expected, actual, diff), expected failures, NON-STRICT and
-//! INFO cases one line each, a table of verdicts per category, stale expected-failure entries,
-//! and the verdict. Progress while cases run is the binary's (`memcert-cli`, progress.rs).
+//! The terminal report, written when the run finishes: the header (memcert's and the catalog's
+//! versions, target, profile, gate), the causes ([`super::causes`]: those of the gate's verdicts
+//! with their example, rule and fix hint, the others one line each), expected failures, a table
+//! of verdicts per category, stale expected-failure entries, and the verdict. With `--verbose`
+//! every UNSAFE, ERROR and FAIL case follows the causes in full (requirement, findings, input,
+//! expected, actual, diff), and the NON-STRICT, INFO and SKIPPED cases one line each. Progress
+//! while cases run is the binary's (`memcert-cli`, progress.rs).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -16,6 +19,7 @@ const MAX_FINDINGS: usize = 10;
 pub struct Terminal<W: Write> {
     out: W,
     cases: Vec<CaseRecord>,
+    verbose: bool,
 }
 
 impl<W: Write> Terminal<W> {
@@ -24,7 +28,14 @@ impl<W: Write> Terminal<W> {
         Terminal {
             out,
             cases: Vec::new(),
+            verbose: false,
         }
+    }
+
+    /// The same report, listing every case as well (`--verbose`).
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
     }
 }
 
@@ -34,7 +45,7 @@ impl<W: Write> Reporter for Terminal<W> {
             Event::Started { .. } => {}
             Event::CaseFinished(r) => self.cases.push((*r).clone()),
             Event::Finished(summary) => {
-                let text = render(summary, &self.cases);
+                let text = render_with(summary, &self.cases, self.verbose);
                 let _ = self.out.write_all(text.as_bytes());
                 let _ = self.out.flush();
             }
@@ -42,36 +53,185 @@ impl<W: Write> Reporter for Terminal<W> {
     }
 }
 
-/// The whole report as text (no colours, stable order).
+/// The whole report as text (no colours, stable order), causes and counts only.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
+    render_with(summary, cases, false)
+}
+
+/// [`render`], with every case listed too when `verbose` (`--verbose`).
+pub fn render_with(summary: &Summary, cases: &[CaseRecord], verbose: bool) -> String {
     let mut s = header(summary);
-    s.push_str(&failures(cases));
+    s.push_str(&causes_section(
+        summary,
+        &super::causes::causes(cases),
+        verbose,
+    ));
+    if verbose {
+        s.push_str(&failures(cases));
+    }
     s.push_str(&expected_failures(cases));
-    s.push_str(&one_line_verdicts(cases));
+    if verbose {
+        s.push_str(&one_line_verdicts(cases));
+    }
     if let Some(b) = &summary.baseline {
         s.push_str(&baseline(b, cases));
     }
     s.push('\n');
     s.push_str(&table(cases));
     s.push_str(&list_entries(summary));
-    s.push_str(&verdict(summary, cases));
+    s.push_str(&verdict(summary));
     if let Some(b) = &summary.baseline {
         s.push_str(&baseline_verdict(b));
     }
     s
 }
 
-/// The first lines: memcert's version, the target, the profile and the number of cases.
+/// The first lines: memcert's and the catalog's versions, the target, the profile, the number
+/// of cases and the gate.
 fn header(summary: &Summary) -> String {
     let mut s = String::new();
-    s.push_str(&format!("memcert {} certify\n", env!("CARGO_PKG_VERSION")));
+    s.push_str(&format!("{} certify\n", super::versions()));
     s.push_str(&format!("target:  {}\n", visible(&summary.target)));
     s.push_str(&format!(
-        "profile: {}{}    cases: {}\n",
+        "profile: {}{}    cases: {}\nfail on: {}\n",
         summary.profile,
         if summary.strict { " (strict)" } else { "" },
-        summary.total
+        summary.total,
+        summary.gate_line()
     ));
+    s
+}
+
+/// Steps of a cause's example shown; the JSON report has them all.
+const EXAMPLE_STEPS: usize = 3;
+/// Case ids listed per cause.
+const CAUSE_IDS: usize = 3;
+
+/// Causes of a gate verdict shown in full without `--verbose` (the worst ones); the others one
+/// line each.
+const FULL_CAUSES: usize = 10;
+
+/// Causes of a verdict outside the gate listed one line each without `--verbose`; the rest are
+/// counted.
+const OTHER_CAUSES: usize = 8;
+
+/// The causes: a count line, then each cause of a gate verdict with its shape, rule, example,
+/// fix hint and first case ids ([`FULL_CAUSES`] of them, then one line each, unless `verbose`);
+/// every other cause one line ([`OTHER_CAUSES`] per verdict unless `verbose`).
+fn causes_section(summary: &Summary, causes: &[super::causes::Cause], verbose: bool) -> String {
+    use super::causes::{first_line, reply_line};
+    if causes.is_empty() {
+        return String::new();
+    }
+    let cases: usize = {
+        let mut ids: Vec<&str> = causes
+            .iter()
+            .flat_map(|c| c.ids.iter().map(String::as_str))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    };
+    let mut s = format!(
+        "\nCAUSES ({}: {}) over {cases} cases not PASS\n",
+        causes.len(),
+        super::causes::counts_line(causes)
+    );
+    for (i, c) in causes.iter().enumerate() {
+        let n = if c.count == 1 { "case" } else { "cases" };
+        let excused = if c.excused > 0 {
+            format!(" ({} expected)", c.excused)
+        } else {
+            String::new()
+        };
+        let head = format!(
+            "{:>3}. {:<10} {} {n}{excused}  [{}] {}",
+            i + 1,
+            c.verdict.as_str(),
+            c.count,
+            c.kind,
+            c.spec
+        );
+        let gated = summary.fail_on.contains(&c.verdict);
+        let gate_rank = causes[..i]
+            .iter()
+            .filter(|o| summary.fail_on.contains(&o.verdict))
+            .count();
+        if gated && !verbose && gate_rank >= FULL_CAUSES {
+            s.push_str(&format!(
+                "{head}: {} (e.g. {})\n",
+                visible(&first_line(&c.shape, 100)),
+                visible(&c.example.case)
+            ));
+            continue;
+        }
+        if !gated {
+            let rank = causes[..i]
+                .iter()
+                .filter(|o| o.verdict == c.verdict)
+                .count();
+            let of_verdict = causes.iter().filter(|o| o.verdict == c.verdict).count();
+            if !verbose && rank >= OTHER_CAUSES {
+                if rank == OTHER_CAUSES {
+                    s.push_str(&format!(
+                        "     ... and {} more {} causes (--verbose lists them)\n",
+                        of_verdict - OTHER_CAUSES,
+                        c.verdict
+                    ));
+                }
+                continue;
+            }
+            s.push_str(&format!(
+                "{head}: {} (e.g. {})\n",
+                visible(&first_line(&c.shape, 100)),
+                visible(&c.example.case)
+            ));
+            continue;
+        }
+        s.push_str(&format!("{head}\n"));
+        s.push_str(&format!("     {}\n", visible(&first_line(&c.shape, 160))));
+        s.push_str(&format!(
+            "     rule:    {}\n",
+            visible(&first_line(&c.requirement, 160))
+        ));
+        let steps = c.example.steps.len();
+        s.push_str(&format!(
+            "     example: {} ({steps} step{})\n",
+            visible(&c.example.case),
+            if steps == 1 { "" } else { "s" }
+        ));
+        for step in c.example.steps.iter().take(EXAMPLE_STEPS) {
+            s.push_str(&format!(
+                "       > {}\n",
+                visible(&first_line(&step.input.to_string(), 160))
+            ));
+            s.push_str(&format!("       < {}\n", visible(&reply_line(step, 160))));
+        }
+        if steps > EXAMPLE_STEPS {
+            s.push_str(&format!(
+                "       ... {} more steps\n",
+                steps - EXAMPLE_STEPS
+            ));
+        }
+        for d in c.example.disk.iter().take(2) {
+            s.push_str(&format!("       disk: {}\n", visible(&first_line(d, 160))));
+        }
+        s.push_str(&format!("     fix:     {}\n", c.hint));
+        if c.ids.len() == 1 {
+            continue;
+        }
+        let more = c.ids.len().saturating_sub(CAUSE_IDS);
+        let ids: Vec<String> = c.ids.iter().take(CAUSE_IDS).map(|i| visible(i)).collect();
+        s.push_str(&format!(
+            "     cases:   {}{}\n",
+            ids.join(", "),
+            if more > 0 {
+                format!(" and {more} more (--verbose)")
+            } else {
+                String::new()
+            }
+        ));
+    }
     s
 }
 
@@ -156,17 +316,8 @@ fn list_entries(summary: &Summary) -> String {
 }
 
 /// The verdict line: CERTIFIED, or NOT CERTIFIED with what blocks it.
-fn verdict(summary: &Summary, cases: &[CaseRecord]) -> String {
-    let mut bad: Vec<String> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
-        .iter()
-        .filter_map(|v| {
-            let n = cases
-                .iter()
-                .filter(|c| c.verdict == *v && c.expected_failure.is_none())
-                .count();
-            (n > 0).then(|| format!("{n} {v}"))
-        })
-        .collect();
+fn verdict(summary: &Summary) -> String {
+    let mut bad = summary.blocking();
     if !summary.stale.is_empty() {
         let n = summary.stale.len();
         bad.push(format!(
@@ -179,10 +330,21 @@ fn verdict(summary: &Summary, cases: &[CaseRecord]) -> String {
     } else {
         String::new()
     };
-    if summary.certified {
-        format!("\nverdict: CERTIFIED (no UNSAFE, ERROR or FAIL{excused})\n")
+    let gate = if summary.fail_on == Summary::DEFAULT_FAIL_ON {
+        String::new()
     } else {
-        format!("\nverdict: NOT CERTIFIED ({})\n", bad.join(", "))
+        format!("; --fail-on {}", summary.gate_line())
+    };
+    if summary.certified {
+        let v: Vec<&str> = summary.fail_on.iter().map(|v| v.as_str()).collect();
+        let none = match v.as_slice() {
+            [a] => a.to_string(),
+            [a, b] => format!("{a} or {b}"),
+            _ => format!("{} or {}", v[..v.len() - 1].join(", "), v[v.len() - 1]),
+        };
+        format!("\nverdict: CERTIFIED (no {none}{excused})\n")
+    } else {
+        format!("\nverdict: NOT CERTIFIED ({}{gate})\n", bad.join(", "))
     }
 }
 
@@ -440,7 +602,7 @@ mod tests {
     }
 
     #[test]
-    fn worst_cases_first_then_one_liners_then_the_table() {
+    fn causes_first_then_the_table_and_every_case_with_verbose() {
         let unsafe_case = record(
             "symlink/inner-file/delete",
             Verdict::Unsafe,
@@ -484,20 +646,58 @@ mod tests {
                 ("symlink/inner-file/delete", Verdict::Unsafe),
             ],
         );
-        let text = render(&summary, &[pass, ns, unsafe_case]);
-        let want = format!(
-            "memcert {} certify\ntarget:  t\nprofile: docs    cases: 3\n\n\
-UNSAFE     symlink/inner-file/delete\n  requirement: R MUST hold.\n  source:      spec:3/S-4\n  - UNSAFE [check] target kept: found nothing\n  step 1 input: {{\"command\":\"delete\",\"path\":\"/memories/l\"}}\n    expected Successfully deleted /memories/l\n    actual   Successfully deleted /memories/l\n\n\
-NON-STRICT (1)\n  path/dot/inside                                  step 1: accepted a . component\n\n\
+        let cases = [pass, ns, unsafe_case];
+        let head = [
+            format!(
+                "memcert {}, catalog {} certify",
+                env!("CARGO_PKG_VERSION"),
+                crate::suite::CATALOG_VERSION
+            )
+            .as_str(),
+            "target:  t",
+            "profile: docs    cases: 3",
+            "fail on: UNSAFE, ERROR, FAIL",
+            "",
+            "CAUSES (2: 1 UNSAFE, 1 NON-STRICT) over 2 cases not PASS",
+            "  1. UNSAFE     1 case  [check] spec:3/S-4",
+            "     target kept: found nothing",
+            "     rule:    R MUST hold.",
+            "     example: symlink/inner-file/delete (1 step)",
+            "       > {\"command\":\"delete\",\"path\":\"/memories/l\"}",
+            "       < \"Successfully deleted /memories/l\"",
+            "       disk: target kept: found nothing",
+            "     fix:     act on a link itself, never on its target (lstat, unlink, rename the link)",
+            "  2. NON-STRICT 1 case  [reply] spec:3/S-4: step N: accepted a . component (e.g. path/dot/inside)",
+            "",
+        ]
+        .join("\n");
+        let every_case = "\n\
+UNSAFE     symlink/inner-file/delete\n  requirement: R MUST hold.\n  source:      spec:3/S-4\n  - UNSAFE [check] target kept: found nothing\n  step 1 input: {\"command\":\"delete\",\"path\":\"/memories/l\"}\n    expected Successfully deleted /memories/l\n    actual   Successfully deleted /memories/l\n\n\
+NON-STRICT (1)\n  path/dot/inside                                  step 1: accepted a . component\n";
+        let tail = "\n\
 category           PASS NON-STRICT       INFO       FAIL     UNSAFE      ERROR    SKIPPED\n\
 path                  0          1          0          0          0          0          0\n\
 symlink               0          0          0          0          1          0          0\n\
 view                  1          0          0          0          0          0          0\n\
 total                 1          1          0          0          1          0          0\n\n\
-verdict: NOT CERTIFIED (1 UNSAFE)\n",
-            env!("CARGO_PKG_VERSION")
+verdict: NOT CERTIFIED (1 UNSAFE)\n";
+        assert_eq!(render(&summary, &cases), format!("{head}{tail}"));
+        assert_eq!(
+            render_with(&summary, &cases, true),
+            format!("{head}{every_case}{tail}")
         );
-        assert_eq!(text, want);
+        let gated = summary.gated(&[Verdict::Fail]);
+        let gated_text = render(&gated, &cases);
+        assert!(
+            gated_text.contains(concat!(
+                "\n  1. UNSAFE     1 case  [check] spec:3/S-4: target kept: found nothing ",
+                "(e.g. symlink/inner-file/delete)\n",
+                "  2. NON-STRICT 1 case  [reply] spec:3/S-4: step N: accepted a . component ",
+                "(e.g. path/dot/inside)\n\ncategory"
+            )),
+            "{gated_text}"
+        );
+        assert!(gated_text.ends_with("\nverdict: CERTIFIED (no FAIL)\n"));
     }
 
     #[test]

@@ -128,13 +128,19 @@ fn a_real_report_has_the_declared_shape() {
         .filter(|c| !c["findings"].as_array().unwrap().is_empty())
         .count();
     assert!(with_findings > 0, "the report holds findings");
+    assert!(
+        !report["causes"].as_array().unwrap().is_empty(),
+        "the report holds causes"
+    );
+    assert_eq!(report["catalog"], memcert::suite::CATALOG_VERSION);
     assert_eq!(errors_of(&report), Vec::<String>::new());
 }
 
 #[test]
 fn the_validator_catches_a_wrong_shape() {
     let mut report = reference_report(&["view/dir/empty-root"]);
-    report["schema_version"] = 2.into();
+    report["schema_version"] = 1.into();
+    report["causes"] = serde_json::json!([{"verdict": "FAIL"}]);
     report["cases"][0]["verdict"] = "MAYBE".into();
     report["cases"][0]
         .as_object_mut()
@@ -146,7 +152,16 @@ fn the_validator_catches_a_wrong_shape() {
         [
             "/cases/0: unknown key extra",
             "/cases/0/verdict: \"MAYBE\" is not one of [String(\"PASS\"), String(\"NON-STRICT\"), String(\"INFO\"), String(\"FAIL\"), String(\"UNSAFE\"), String(\"ERROR\"), String(\"SKIPPED\")]",
-            "/schema_version: 2 is not 1",
+            "/causes/0: missing \"kind\"",
+            "/causes/0: missing \"spec\"",
+            "/causes/0: missing \"shape\"",
+            "/causes/0: missing \"requirement\"",
+            "/causes/0: missing \"hint\"",
+            "/causes/0: missing \"count\"",
+            "/causes/0: missing \"excused\"",
+            "/causes/0: missing \"ids\"",
+            "/causes/0: missing \"example\"",
+            "/schema_version: 1 is not 2",
             "/summary: missing \"total\"",
         ]
     );

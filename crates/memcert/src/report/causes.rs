@@ -1,0 +1,525 @@
+//! Causes: the non-PASS findings of a run grouped so that one flaw reads as one line, not as
+//! hundreds of verdicts (issue 11, "causes first").
+//!
+//! Two findings share a [`Cause`] when they have the same verdict, the same finding kind, the
+//! same rule (their case's first citation id, `spec:2.1/D3`) and the same shape of detail
+//! ([`shape`]: the detail with paths, numbers, quoted strings, canary tokens and sandbox folders
+//! replaced by placeholders). Causes come worst verdict first, then most cases, then by rule and
+//! shape, so the order is stable. Every report leads with them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::certify::CaseRecord;
+use crate::protocol::ToolResult;
+use crate::suite::verdict::Verdict;
+
+/// One cause: the findings of one verdict, kind, rule and shape, with the cases that show it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cause {
+    /// The verdict of the findings (not of their cases, which may be worse).
+    pub verdict: Verdict,
+    /// The finding kind (`outside-read`, `host-path-disclosed`, `reply`, `check`, ...).
+    pub kind: String,
+    /// The rule: the first citation id of the cases (`spec:2.1/D3`, `bug:B10`); empty when a
+    /// case cites nothing.
+    pub spec: String,
+    /// The finding's detail with the run's particulars replaced by placeholders ([`shape`]).
+    pub shape: String,
+    /// The one-line requirement of the example case.
+    pub requirement: String,
+    /// What to change in the handler, by finding kind ([`hint`]).
+    pub hint: String,
+    /// How many cases show the cause (`ids.len()`).
+    pub count: usize,
+    /// Of those, how many the expected-failures list excuses.
+    pub excused: usize,
+    /// The ids of the cases, in run order.
+    pub ids: Vec<String>,
+    /// The minimal example: the case of the cause with the fewest steps (first in run order).
+    pub example: Example,
+}
+
+/// The minimal example of a cause: one case's finding, commands, replies and disk changes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Example {
+    /// The case id.
+    pub case: String,
+    /// The finding itself, as the case reported it.
+    pub detail: String,
+    /// Every command of the case with its answer.
+    pub steps: Vec<ExampleStep>,
+    /// What the oracle saw change on disk (findings of kind `outside-changed`,
+    /// `outside-copied` and `check`), one sentence each.
+    pub disk: Vec<String>,
+}
+
+/// One command of an example and its answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExampleStep {
+    /// The input sent.
+    pub input: Value,
+    /// The answer, if one came.
+    pub reply: Option<ToolResult>,
+    /// Why no answer came.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The one-line fix hint for a finding kind (refined by verdict where one kind covers both a
+/// leak and a slip); a generic line for a kind this table lacks.
+pub fn hint(kind: &str, verdict: Verdict) -> &'static str {
+    match (kind, verdict) {
+        ("outside-read", _) => {
+            "resolve the path and check it stays under the store root before opening; refuse links"
+        }
+        ("outside-changed", _) => {
+            "resolve the path under the store root before any write, create or remove; refuse links"
+        }
+        ("outside-copied", _) => {
+            "never read content in through a link or a hard link to the outside"
+        }
+        ("host-path-disclosed", _) => "errors must name the virtual path, never the host path",
+        ("check", Verdict::Unsafe) => {
+            "act on a link itself, never on its target (lstat, unlink, rename the link)"
+        }
+        ("check", _) => {
+            "leave the disk as the rule asks (the example's disk line says what differs)"
+        }
+        ("reply", Verdict::Info | Verdict::Skipped | Verdict::Pass) => {
+            "worth knowing; nothing to fix"
+        }
+        ("reply", Verdict::Fail | Verdict::Unsafe | Verdict::Error) => {
+            "give the outcome the rule asks: is_error, and the change made or refused"
+        }
+        ("reply", Verdict::NonStrict) => {
+            "allowed; the profile's exact wording or choice makes it PASS"
+        }
+        ("no-reply", _) => {
+            "answer every command within --timeout; turn every exception into an error reply"
+        }
+        ("no-race", _) => {
+            "the race could not be staged here: rerun, or exclude race/* on this host"
+        }
+        ("skipped", _) => "not run on this host: the finding says why",
+        _ => "see the rule and the example",
+    }
+}
+
+/// Group the non-PASS findings of `cases` into causes, worst verdict first, then most cases.
+pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
+    // (verdict, kind, spec, shape) -> (case indices in run order, the example's finding detail)
+    type Key = (Verdict, String, String, String);
+    let mut groups: BTreeMap<Key, Vec<(usize, String)>> = BTreeMap::new();
+    for (i, c) in cases.iter().enumerate() {
+        let spec = c.source.first().cloned().unwrap_or_default();
+        for f in c.findings.iter().filter(|f| f.verdict != Verdict::Pass) {
+            let key = (f.verdict, f.kind.clone(), spec.clone(), shape(&f.detail));
+            let list = groups.entry(key).or_default();
+            if list.last().map(|(j, _)| *j) != Some(i) {
+                list.push((i, f.detail.clone()));
+            }
+        }
+    }
+    let mut out: Vec<Cause> = groups
+        .into_iter()
+        .map(|((verdict, kind, spec, shape), members)| {
+            let (ex, detail) = members
+                .iter()
+                .min_by_key(|(i, _)| (cases[*i].steps.len(), *i))
+                .cloned()
+                .unwrap_or_default();
+            let c = &cases[ex];
+            Cause {
+                verdict,
+                hint: hint(&kind, verdict).to_owned(),
+                kind,
+                spec,
+                shape,
+                requirement: c.requirement.clone(),
+                count: members.len(),
+                excused: members
+                    .iter()
+                    .filter(|(i, _)| cases[*i].expected_failure.is_some())
+                    .count(),
+                ids: members.iter().map(|(i, _)| cases[*i].id.clone()).collect(),
+                example: example(c, detail),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.verdict, b.count)
+            .cmp(&(a.verdict, a.count))
+            .then_with(|| (&a.spec, &a.kind, &a.shape).cmp(&(&b.spec, &b.kind, &b.shape)))
+    });
+    out
+}
+
+fn example(c: &CaseRecord, detail: String) -> Example {
+    Example {
+        case: c.id.clone(),
+        detail,
+        steps: c
+            .steps
+            .iter()
+            .map(|s| ExampleStep {
+                input: s.input.clone(),
+                reply: s.reply.clone(),
+                error: s.error.clone(),
+            })
+            .collect(),
+        disk: c
+            .findings
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.kind.as_str(),
+                    "outside-changed" | "outside-copied" | "check"
+                )
+            })
+            .map(|f| f.detail.clone())
+            .collect(),
+    }
+}
+
+/// Causes per verdict (every verdict with at least one cause), the way reports count them.
+pub fn counts(causes: &[Cause]) -> BTreeMap<Verdict, usize> {
+    let mut by = BTreeMap::new();
+    for c in causes {
+        *by.entry(c.verdict).or_default() += 1;
+    }
+    by
+}
+
+/// `"3 UNSAFE, 2 FAIL"`: the counts of [`counts`], worst verdict first; `"none"` for none.
+pub fn counts_line(causes: &[Cause]) -> String {
+    let parts: Vec<String> = counts(causes)
+        .into_iter()
+        .rev()
+        .map(|(v, n)| format!("{n} {v}"))
+        .collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The shape of a finding's detail: the run's particulars replaced by placeholders so that the
+/// same flaw seen in different cases reads the same. In order: a canary token
+/// (`MEMCERT-CANARY-<hex>`) becomes `<token>`; a double-quoted string (JSON escapes honoured;
+/// one left open runs to the end) `"…"`; a word holding a `/` `<path>` and a word starting
+/// with `memcert-` (a sandbox folder) `<sandbox>` (surrounding `(`, `)`, `,`, `.`, `;`, `:`,
+/// `'` kept); every run of digits (with `,` between digits) `N`. An outside change's verb is
+/// left out ([`one_change`]). Single quotes are left alone:
+/// they are apostrophes in memcert's own words.
+pub fn shape(detail: &str) -> String {
+    let detail = one_change(&canary_free(detail));
+    let mut out = String::with_capacity(detail.len());
+    let mut rest = detail.as_str();
+    while let Some(q) = rest.find('"') {
+        words(&rest[..q], &mut out);
+        out.push_str("\"…\"");
+        let after = &rest[q + 1..];
+        let mut escaped = false;
+        let end = after.char_indices().find(|&(_, c)| {
+            let close = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            close
+        });
+        rest = match end {
+            Some((e, _)) => &after[e + 1..],
+            None => "",
+        };
+    }
+    words(rest, &mut out);
+    out
+}
+
+/// The oracle's sentence for an outside change (`outside the root, P was created`) with its
+/// verb as `created, changed or removed`: which of the three follows from the command the case
+/// sent, not from the flaw, so one escape through every command field is one cause.
+fn one_change(text: &str) -> String {
+    const HEAD: &str = "outside the root, ";
+    match text.strip_prefix(HEAD) {
+        Some(rest) if !rest.starts_with("the mode of ") => {
+            for verb in [" was created", " was changed", " was removed"] {
+                if let Some(path) = rest.strip_suffix(verb) {
+                    return format!("{HEAD}{path} was created, changed or removed");
+                }
+            }
+            text.to_owned()
+        }
+        _ => text.to_owned(),
+    }
+}
+
+/// `text` with every canary token replaced by `<token>`.
+fn canary_free(text: &str) -> String {
+    const PREFIX: &str = "MEMCERT-CANARY-";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(PREFIX) {
+        out.push_str(&rest[..i]);
+        out.push_str("<token>");
+        let tail = &rest[i + PREFIX.len()..];
+        let hex = tail
+            .char_indices()
+            .find(|(_, c)| !c.is_ascii_hexdigit())
+            .map_or(tail.len(), |(j, _)| j);
+        rest = &tail[hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Append `text` to `out` word by word (whitespace kept): paths and sandbox folders as
+/// placeholders, digit runs as `N`.
+fn words(text: &str, out: &mut String) {
+    let mut start = 0;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        if c.is_whitespace() || i == text.len() {
+            word(&text[start..i], out);
+            if i < text.len() {
+                out.push(c);
+            }
+            start = i + c.len_utf8();
+        }
+    }
+}
+
+fn word(w: &str, out: &mut String) {
+    let edge = |c: char| matches!(c, '(' | ')' | ',' | '.' | ';' | ':' | '\'' | '[' | ']');
+    let core = w.trim_matches(edge);
+    let placeholder = if core.contains('/') {
+        Some("<path>")
+    } else if core.starts_with("memcert-") {
+        Some("<sandbox>")
+    } else {
+        None
+    };
+    match placeholder {
+        Some(p) if !core.is_empty() => {
+            let lead = w.len() - w.trim_start_matches(edge).len();
+            let tail = w.len() - w.trim_end_matches(edge).len();
+            out.push_str(&w[..lead]);
+            out.push_str(p);
+            out.push_str(&w[w.len() - tail..]);
+        }
+        _ => numbers(w, out),
+    }
+}
+
+/// Append `w` with every digit run (digits joined by `,`) as `N`.
+fn numbers(w: &str, out: &mut String) {
+    let chars: Vec<char> = w.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || (chars[i] == ','
+                        && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+                        && chars[i - 1].is_ascii_digit()))
+            {
+                i += 1;
+            }
+            out.push('N');
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+}
+
+/// The first line of a reply or error, at most `max` characters, for one-line examples.
+pub fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let more = text.lines().nth(1).is_some();
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None if more => format!("{line} …"),
+        None => line.to_owned(),
+    }
+}
+
+/// One line for an example step's answer: `is_error: true` and the reply's first line, or the
+/// reason no answer came.
+pub fn reply_line(step: &ExampleStep, max: usize) -> String {
+    match (&step.reply, &step.error) {
+        (Some(r), _) => format!(
+            "{}{}",
+            if r.is_error { "is_error: true, " } else { "" },
+            serde_json::to_string(&first_line(&r.text(), max)).unwrap_or_default()
+        ),
+        (None, Some(e)) => format!("no answer: {}", first_line(e, max)),
+        (None, None) => "no answer".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attack::oracle::Finding;
+    use crate::report::test_record;
+
+    fn finding(v: Verdict, kind: &str, detail: &str) -> Finding {
+        Finding {
+            verdict: v,
+            kind: kind.into(),
+            detail: detail.into(),
+        }
+    }
+
+    #[test]
+    fn shape_replaces_the_particulars() {
+        let cases = [
+            (
+                "step 2: the reply discloses the host path /tmp/memcert-x1/store",
+                "step N: the reply discloses the host path <path>",
+            ),
+            (
+                "step 1: the reply discloses the host path memcert-AbC9",
+                "step N: the reply discloses the host path <sandbox>",
+            ),
+            (
+                "/memories/sr.txt keeps its content: expected a file holding \"a\\\"b\", found nothing",
+                "<path> keeps its content: expected a file holding \"…\", found nothing",
+            ),
+            (
+                "outside the root, outside/canary-MEMCERT-CANARY-00ff00ff00ff00ff.txt was removed",
+                "outside the root, <path> was created, changed or removed",
+            ),
+            (
+                "outside the root, the mode of outside/a.txt was changed from 644 to 600",
+                "outside the root, the mode of <path> was changed from N to N",
+            ),
+            (
+                "step 1: the reply holds MEMCERT-CANARY-0123456789abcdef here",
+                "step N: the reply holds <token> here",
+            ),
+            (
+                "step 1: refuses a file of exactly 999,999 lines (of 4.0K)",
+                "step N: refuses a file of exactly N lines (of N.NK)",
+            ),
+            ("the first create's text is kept", "the first create's text is kept"),
+            ("open \"quote to the end", "open \"…\""),
+            ("(/memories/a.txt).", "(<path>)."),
+        ];
+        for (detail, want) in cases {
+            assert_eq!(shape(detail), want, "{detail}");
+        }
+    }
+
+    #[test]
+    fn findings_group_by_verdict_kind_rule_and_shape_worst_first() {
+        let with = |id: &str, v: Verdict, src: &str, fs: Vec<Finding>, steps: usize| CaseRecord {
+            findings: fs,
+            source: vec![src.into()],
+            steps: (0..steps)
+                .map(|_| crate::certify::StepRecord {
+                    input: serde_json::json!({"command": "view"}),
+                    reply: None,
+                    error: Some("e".into()),
+                    expected: String::new(),
+                    verdict: Verdict::Error,
+                })
+                .collect(),
+            ..test_record(id, v)
+        };
+        let leak = |p: &str| {
+            finding(
+                Verdict::Unsafe,
+                "host-path-disclosed",
+                &format!("step 1: the reply discloses the host path {p}"),
+            )
+        };
+        let cases = vec![
+            with(
+                "a/1",
+                Verdict::Unsafe,
+                "spec:2.1/D3",
+                vec![leak("/tmp/x/a")],
+                3,
+            ),
+            with(
+                "a/2",
+                Verdict::Unsafe,
+                "spec:2.1/D3",
+                vec![leak("/tmp/y/b"), leak("/tmp/y/c")],
+                1,
+            ),
+            with(
+                "b/1",
+                Verdict::Unsafe,
+                "spec:3/S-4",
+                vec![leak("/tmp/z")],
+                1,
+            ),
+            with(
+                "c/1",
+                Verdict::Fail,
+                "spec:2.1/D3",
+                vec![finding(Verdict::Fail, "reply", "step 1: x")],
+                1,
+            ),
+            with(
+                "c/2",
+                Verdict::Fail,
+                "spec:2.1/D3",
+                vec![finding(Verdict::Fail, "reply", "step 2: x")],
+                1,
+            ),
+            with(
+                "c/3",
+                Verdict::Fail,
+                "spec:2.1/D3",
+                vec![finding(Verdict::Fail, "reply", "step 2: x")],
+                1,
+            ),
+            with("d/1", Verdict::Pass, "spec:2.1/D3", vec![], 1),
+        ];
+        let got: Vec<(Verdict, &str, &str, usize, &str)> = Vec::new();
+        let all = causes(&cases);
+        let got = all.iter().fold(got, |mut g, c| {
+            g.push((
+                c.verdict,
+                c.kind.as_str(),
+                c.spec.as_str(),
+                c.count,
+                c.example.case.as_str(),
+            ));
+            g
+        });
+        assert_eq!(
+            got,
+            [
+                (
+                    Verdict::Unsafe,
+                    "host-path-disclosed",
+                    "spec:2.1/D3",
+                    2,
+                    "a/2"
+                ),
+                (
+                    Verdict::Unsafe,
+                    "host-path-disclosed",
+                    "spec:3/S-4",
+                    1,
+                    "b/1"
+                ),
+                (Verdict::Fail, "reply", "spec:2.1/D3", 3, "c/1"),
+            ]
+        );
+        assert_eq!(all[0].ids, ["a/1", "a/2"]);
+        assert_eq!(
+            all[0].example.detail,
+            "step 1: the reply discloses the host path /tmp/y/b"
+        );
+        assert_eq!(all[0].hint, hint("host-path-disclosed", Verdict::Unsafe));
+        assert_eq!(counts_line(&all), "2 UNSAFE, 1 FAIL");
+        assert_eq!(counts_line(&[]), "none");
+    }
+}
