@@ -6,11 +6,14 @@
 //! Permission cases (`no-permission/...`, `read-only-dir/...`) are SKIPPED when the harness runs
 //! as root, where permission bits do not bind (`certify::skip_reason`).
 //!
-//! The root-link cases (`root-symlink/...`) expect every command refused. The reference refuses to
-//! open a linked root at all (bug:B10); its in-process target then answers every command with that
-//! refusal (`target::inproc::InProcess::reference`). A handler behind stdio that fails its reset
-//! instead gets ERROR: the harness cannot tell a refusal to start from a fault, so answer every
-//! command with an error instead.
+//! The replaced-root cases (`root-symlink/...`, `root-fifo/...`, `root-file/...`) expect every
+//! command refused. The reference refuses to open such a root at all (bug:B10); its in-process
+//! target then answers every command with that refusal (`target::inproc::InProcess::reference`).
+//! A handler behind stdio may instead refuse to be built or reset there: the runner grades that
+//! refusal PASS, with the refusal shown, when it is an error answer to the reset or a non-zero
+//! exit with a message, within the time limit, and nothing changed outside
+//! (`certify::run_case_after`); a timeout, a death by signal or a handler that cannot start at
+//! all stays ERROR.
 
 use serde_json::json;
 
@@ -61,7 +64,18 @@ fn dir(path: &str) -> ListEntry {
 
 pub(super) fn cases() -> Vec<Case> {
     let mut v = planted();
-    v.extend(root_symlink());
+    v.extend(root_replaced(
+        scenarios::root_symlink(),
+        "A store root that is a link to the outside MUST NOT be followed: every command is refused (or served from a store that stays inside), nothing outside is read or written.",
+    ));
+    v.extend(root_replaced(
+        scenarios::root_fifo(),
+        "A store root that is a FIFO MUST NOT be served or replaced: every command is refused (or served from a store elsewhere), nothing outside is read or written, and no command blocks.",
+    ));
+    v.extend(root_replaced(
+        scenarios::root_file(),
+        "A store root that is a regular file MUST NOT be served as the store or replaced: every command is refused (or served from a store elsewhere) and the file is kept.",
+    ));
     v
 }
 
@@ -212,11 +226,19 @@ fn planted() -> Vec<Case> {
     ]
 }
 
-/// The root itself replaced by a link to the outside, one case per command.
-fn root_symlink() -> Vec<Case> {
-    let root_link = "A store root that is a link to the outside MUST NOT be followed: every command is refused (or served from a store that stays inside), nothing outside is read or written.";
+/// The root itself replaced (by a link to the outside, a FIFO, a regular file) before the handler
+/// starts, one case per command: `scenario/<scenario id>/<command>`.
+fn root_replaced(scenario: scenarios::Scenario, requirement: &str) -> Vec<Case> {
+    // A linked root may be served from a store elsewhere; a FIFO or a file at the root's place
+    // leaves the handler no store to serve (black-box runs, where the store may be elsewhere,
+    // skip these cases): a success there serves what is not a store.
+    let linked = scenario.id == "root-symlink";
     let confined = || {
-        success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the link")
+        if linked {
+            success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the link")
+        } else {
+            success_is(Verdict::Fail, "answered as if the store were there, but the store root is not a folder: what is at its place was served or written as the store")
+        }
     };
     let mut v = Vec::new();
     for (command, input) in [
@@ -238,16 +260,17 @@ fn root_symlink() -> Vec<Case> {
             json!({"command": "rename", "old_path": "/memories/secret.txt", "new_path": "/memories/moved.txt"}),
         ),
     ] {
-        v.push(
-            B::must(
-                &format!("scenario/root-symlink/{command}"),
-                root_link,
-                &["bug:B10"],
-            )
-            .scenario(scenarios::root_symlink())
-            .send(input, vec![refused(), confined()])
-            .done(),
-        );
+        let mut b = B::must(
+            &format!("scenario/{}/{command}", scenario.id),
+            requirement,
+            &["bug:B10"],
+        )
+        .scenario(scenario.clone())
+        .send(input, vec![refused(), confined()]);
+        if scenario.id == "root-file" {
+            b = b.keeps("/memories", scenarios::ROOT_FILE_TEXT, Verdict::Fail);
+        }
+        v.push(b.done());
     }
     v
 }

@@ -14,9 +14,18 @@
 //! Every canary holds (and the listing-visible ones are named after) one random token, so a
 //! reply that contains the token proves that outside content or names were read.
 //!
+//! # The alias
+//! Next to the run folder (in the same temp folder) memcert makes a symbolic link
+//! `memcert-alias-XXXXXX` to it, by a handle on that folder ([`Sandbox::alias`]), and removes it
+//! with the sandbox. Inputs that must name the sandbox by an absolute or upward path (`{RUN}`,
+//! `{DOWN:d}`) name it through the alias, so the run folder's real host path never appears in
+//! any input: any spelling of it in a reply is information the handler added (bug:B07). The
+//! alias is listed in [`Sandbox::outside_unchecked`] under its own name, so removing or
+//! replacing it is a change outside the root like any other.
+//!
 //! The case's setup ([`Fs`] items, named scenarios in `attack::scenarios`) is laid out inside
 //! `memories/` in order, after the canaries. A [`Fs::RootSymlink`] replaces `memories/` itself
-//! with a link; the store is then empty (nothing of the outside is counted as in the store) and
+//! with a link ([`Fs::RootFifo`], [`Fs::RootFile`]: with a FIFO, a regular file); the store is then empty (nothing of the outside is counted as in the store) and
 //! the root is not followed by any walk here. Permission bits ([`Fs::Mode`]) are given back
 //! (`u+rwx` on every folder) before the folder is removed.
 //!
@@ -59,6 +68,71 @@ pub struct Sandbox {
     token: String,
     /// Some [`Fs::Mode`] was planted: folders must be made writable again before removal.
     modes: bool,
+    /// The link to the run folder that inputs name instead of it (`None` when it could not be
+    /// made: inputs then name the run folder itself).
+    alias: Option<Alias>,
+}
+
+/// A symbolic link `memcert-alias-XXXXXX` to the run folder, made and removed through a handle
+/// on the folder that holds it, so the removal reaches exactly the name made.
+#[derive(Debug)]
+struct Alias {
+    /// The folder holding the link.
+    parent: std::os::fd::OwnedFd,
+    /// The link's name in `parent`.
+    name: String,
+    /// `parent`'s path joined with `name`.
+    path: PathBuf,
+}
+
+impl Alias {
+    /// Make a fresh alias of `run` in `parent_dir`, under a name no spelling of `secrets` is part
+    /// of (a few tries with new random names).
+    ///
+    /// # Ambient authority
+    /// Opens `parent_dir` by path and makes a link in it through that handle.
+    fn make_unchecked(parent_dir: &Path, run: &Path, secrets: &[String]) -> io::Result<Alias> {
+        use rustix::fs::{open, symlinkat, Mode, OFlags};
+        let parent = open(
+            parent_dir,
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut last = io::Error::other("no alias name was free");
+        for _ in 0..8 {
+            let name = format!(
+                "memcert-alias-{}",
+                std::iter::repeat_with(fastrand::alphanumeric)
+                    .take(6)
+                    .collect::<String>()
+            );
+            let path = parent_dir.join(&name);
+            let text = path.to_string_lossy();
+            if secrets
+                .iter()
+                .any(|s| !s.is_empty() && text.contains(s.as_str()))
+            {
+                continue;
+            }
+            match symlinkat(run, &parent, name.as_str()) {
+                Ok(()) => return Ok(Alias { parent, name, path }),
+                Err(e) => last = e.into(),
+            }
+        }
+        Err(last)
+    }
+}
+
+impl Drop for Alias {
+    /// Remove the link through the handle on its folder (whatever is at its name now, unless a
+    /// folder).
+    fn drop(&mut self) {
+        let _ = rustix::fs::unlinkat(
+            &self.parent,
+            self.name.as_str(),
+            rustix::fs::AtFlags::empty(),
+        );
+    }
 }
 
 /// Where case sandboxes are made: `$TMPDIR` when it is set (the user's choice); otherwise
@@ -230,7 +304,19 @@ impl Sandbox {
             root: root.clone(),
             token,
             modes: false,
+            alias: None,
         };
+        // The alias goes in the temp folder next to a temp run folder, so upward paths from the
+        // store reach it as they would reach the run folder; a folder the user named gets one
+        // in the temp folder.
+        let run = sb.dir.path().to_path_buf();
+        let alias_parent = match &sb.dir {
+            RunDir::Temp(_) => run
+                .parent()
+                .map_or_else(|| default_parent().to_path_buf(), Path::to_path_buf),
+            RunDir::At { .. } => default_parent().to_path_buf(),
+        };
+        sb.alias = Alias::make_unchecked(&alias_parent, &run, &sb.host_paths()).ok();
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
         // The folders around the root, made once (the canaries below are written straight in).
@@ -399,6 +485,14 @@ impl Sandbox {
                 std::fs::remove_dir(&self.root)?;
                 symlink(self.link_target(target), &self.root)
             }
+            Fs::RootFifo => {
+                std::fs::remove_dir(&self.root)?;
+                mknod_unchecked(&self.root, rustix::fs::FileType::Fifo)
+            }
+            Fs::RootFile { content } => {
+                std::fs::remove_dir(&self.root)?;
+                std::fs::write(&self.root, content)
+            }
         }
     }
 
@@ -416,6 +510,20 @@ impl Sandbox {
     /// The run folder holding everything of this case (`<tmp>/memcert-XXXXXX`).
     pub fn run_dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The alias of the run folder ([module docs](self)): the path inputs use instead of
+    /// [`Sandbox::run_dir`]. The run folder itself when no alias could be made.
+    pub fn alias(&self) -> &Path {
+        self.alias.as_ref().map_or(self.dir.path(), |a| &a.path)
+    }
+
+    /// The store root as reached through [`Sandbox::alias`] (`<alias>/base/memories`).
+    pub fn alias_root(&self) -> PathBuf {
+        match self.root.strip_prefix(self.dir.path()) {
+            Ok(rel) => self.alias().join(rel),
+            Err(_) => self.root.clone(),
+        }
     }
 
     /// The folder given to handlers as `base_dir`.
@@ -450,13 +558,19 @@ impl Sandbox {
         v
     }
 
-    /// Everything in the run folder except the store root's subtree.
+    /// Everything in the run folder except the store root's subtree, and the alias (under its
+    /// name, as the link it is, or whatever replaced it; absent when removed).
     ///
     /// # Ambient authority
-    /// Walks the run folder by host path, never following links.
+    /// Walks the run folder by host path, never following links; `lstat`s the alias.
     pub fn outside_unchecked(&self) -> Tree {
         let mut tree = Tree::new();
         walk_unchecked(self.dir.path(), self.dir.path(), &self.root, &mut tree);
+        if let Some(a) = &self.alias {
+            if let Some(node) = node_and_mode_at(&a.path) {
+                tree.insert(PathBuf::from(&a.name), node);
+            }
+        }
         tree
     }
 
@@ -670,6 +784,29 @@ mod scenario_tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn the_alias_leads_to_the_run_folder_shares_no_name_with_it_and_goes_with_it() {
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let alias = sb.alias().to_path_buf();
+        assert_ne!(alias, sb.run_dir());
+        assert_eq!(alias.parent(), sb.run_dir().parent());
+        let name = alias.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(name.starts_with("memcert-alias-"), "{name}");
+        for h in sb.host_paths() {
+            assert!(!alias.to_string_lossy().contains(&h), "{h}");
+        }
+        assert_eq!(
+            std::fs::canonicalize(&alias).unwrap(),
+            std::fs::canonicalize(sb.run_dir()).unwrap()
+        );
+        assert!(sb.alias_root().join("../outside/canary.txt").exists());
+        assert!(sb
+            .outside_unchecked()
+            .contains_key(std::path::Path::new(&name)));
+        drop(sb);
+        assert!(std::fs::symlink_metadata(&alias).is_err());
     }
 
     fn setup_path(s: &Scenario) -> String {
