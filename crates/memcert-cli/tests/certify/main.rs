@@ -469,7 +469,7 @@ fn binary_exit_codes_and_json_report() {
     let standard = catalog::for_level(RunLevel::Standard).len() - races();
     let xml = std::fs::read_to_string(dir.path().join("r.xml")).unwrap();
     assert_eq!(xml.matches("<testcase ").count(), standard);
-    assert_eq!(xml.matches("<failure ").count(), 15, "11 UNSAFE and 4 FAIL");
+    assert_eq!(xml.matches("<failure ").count(), 16, "11 UNSAFE and 5 FAIL");
     assert!(
         xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
     );
@@ -486,7 +486,7 @@ fn binary_exit_codes_and_json_report() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("verdict: NOT CERTIFIED (11 UNSAFE, 4 FAIL)"),
+        stdout.contains("verdict: NOT CERTIFIED (11 UNSAFE, 5 FAIL)"),
         "{stdout}"
     );
     let json: serde_json::Value =
