@@ -283,7 +283,7 @@ pub fn instantiate(text: &str, root_abs: &str) -> String {
 }
 
 /// [`instantiate`] for a store root at `root_abs` that inputs reach through an alias: the same
-/// root as seen through a link memcert made to the run folder (`alias_root`, e.g.
+/// root's place in a folder memcert lays out like the run folder (`alias_root`, e.g.
 /// `/tmp/memcert-alias-XXXXXX/base/memories` for `/tmp/memcert-abc123/base/memories`). Each
 /// `{DOWN:d}` leads from the d-th ancestor A of the real root down to the base: through the
 /// alias when A is one of the alias's ancestors too (the alias sits next to the run folder), so

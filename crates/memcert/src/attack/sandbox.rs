@@ -15,13 +15,17 @@
 //! reply that contains the token proves that outside content or names were read.
 //!
 //! # The alias
-//! Next to the run folder (in the same temp folder) memcert makes a symbolic link
-//! `memcert-alias-XXXXXX` to it, by a handle on that folder ([`Sandbox::alias`]), and removes it
-//! with the sandbox. Inputs that must name the sandbox by an absolute or upward path (`{RUN}`,
-//! `{DOWN:d}`) name it through the alias, so the run folder's real host path never appears in
-//! any input: any spelling of it in a reply is information the handler added (bug:B07). The
-//! alias is listed in [`Sandbox::outside_unchecked`] under its own name, so removing or
-//! replacing it is a change outside the root like any other.
+//! Next to the run folder (in the same temp folder) memcert makes a second fresh folder,
+//! `memcert-alias-XXXXXX`, laid out like it where upward and absolute payloads aim (`canary.txt`,
+//! `base/canary.txt`, `base/outside/` with `canary.txt`, `secret.txt` and the token-named
+//! canary, an empty `base/memories/`), with the same token, and removes it with the sandbox
+//! ([`Sandbox::alias`]). Inputs that must name the sandbox by an absolute or upward path
+//! (`{RUN}`, `{DOWN:d}`) name the alias instead, so the run folder's real host path never
+//! appears in any input: any spelling of it in a reply is information the handler added
+//! (bug:B07). The alias is a real folder, not a link, so a handler that refuses paths through
+//! links is tested as it would be with a real absolute path; it is walked with the outside
+//! ([`Sandbox::outside_unchecked`], under its own name), so anything read, written or removed
+//! there is caught like anywhere outside the root.
 //!
 //! The case's setup ([`Fs`] items, named scenarios in `attack::scenarios`) is laid out inside
 //! `memories/` in order, after the canaries. A [`Fs::RootSymlink`] replaces `memories/` itself
@@ -73,65 +77,58 @@ pub struct Sandbox {
     alias: Option<Alias>,
 }
 
-/// A symbolic link `memcert-alias-XXXXXX` to the run folder, made and removed through a handle
-/// on the folder that holds it, so the removal reaches exactly the name made.
+/// The folder `memcert-alias-XXXXXX` inputs name instead of the run folder ([module
+/// docs](self)); removed on drop.
 #[derive(Debug)]
 struct Alias {
-    /// The folder holding the link.
-    parent: std::os::fd::OwnedFd,
-    /// The link's name in `parent`.
-    name: String,
-    /// `parent`'s path joined with `name`.
-    path: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl Alias {
-    /// Make a fresh alias of `run` in `parent_dir`, under a name no spelling of `secrets` is part
-    /// of (a few tries with new random names).
+    /// Make a fresh alias in `parent_dir` under a name no spelling of `secrets` is part of (a
+    /// few tries), with the canaries of the token `token` where payloads aim.
     ///
     /// # Ambient authority
-    /// Opens `parent_dir` by path and makes a link in it through that handle.
-    fn make_unchecked(parent_dir: &Path, run: &Path, secrets: &[String]) -> io::Result<Alias> {
-        use rustix::fs::{open, symlinkat, Mode, OFlags};
-        let parent = open(
-            parent_dir,
-            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
+    /// Creates a temp dir in `parent_dir` and writes into it by host path.
+    fn make_unchecked(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<Alias> {
         let mut last = io::Error::other("no alias name was free");
         for _ in 0..8 {
-            let name = format!(
-                "memcert-alias-{}",
-                std::iter::repeat_with(fastrand::alphanumeric)
-                    .take(6)
-                    .collect::<String>()
-            );
-            let path = parent_dir.join(&name);
-            let text = path.to_string_lossy();
+            let dir = match tempfile::Builder::new()
+                .prefix("memcert-alias-")
+                .tempdir_in(parent_dir)
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            let text = dir.path().to_string_lossy();
             if secrets
                 .iter()
                 .any(|s| !s.is_empty() && text.contains(s.as_str()))
             {
                 continue;
             }
-            match symlinkat(run, &parent, name.as_str()) {
-                Ok(()) => return Ok(Alias { parent, name, path }),
-                Err(e) => last = e.into(),
+            let top = dir.path();
+            std::fs::create_dir_all(top.join("base/outside"))?;
+            std::fs::create_dir_all(top.join("base/memories"))?;
+            for rel in [
+                "canary.txt".to_owned(),
+                "base/canary.txt".to_owned(),
+                "base/outside/canary.txt".to_owned(),
+                "base/outside/secret.txt".to_owned(),
+                format!("base/outside/canary-{token}.txt"),
+            ] {
+                let name = Path::new(&rel)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("");
+                std::fs::write(top.join(&rel), format!("{token} {name}\nSECRET line two\n"))?;
             }
+            return Ok(Alias { dir });
         }
         Err(last)
-    }
-}
-
-impl Drop for Alias {
-    /// Remove the link through the handle on its folder (whatever is at its name now, unless a
-    /// folder).
-    fn drop(&mut self) {
-        let _ = rustix::fs::unlinkat(
-            &self.parent,
-            self.name.as_str(),
-            rustix::fs::AtFlags::empty(),
-        );
     }
 }
 
@@ -316,7 +313,11 @@ impl Sandbox {
                 .map_or_else(|| default_parent().to_path_buf(), Path::to_path_buf),
             RunDir::At { .. } => default_parent().to_path_buf(),
         };
-        sb.alias = Alias::make_unchecked(&alias_parent, &run, &sb.host_paths()).ok();
+        sb.alias = Some(Alias::make_unchecked(
+            &alias_parent,
+            &sb.host_paths(),
+            &sb.token,
+        )?);
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
         // The folders around the root, made once (the canaries below are written straight in).
@@ -513,9 +514,11 @@ impl Sandbox {
     }
 
     /// The alias of the run folder ([module docs](self)): the path inputs use instead of
-    /// [`Sandbox::run_dir`]. The run folder itself when no alias could be made.
+    /// [`Sandbox::run_dir`].
     pub fn alias(&self) -> &Path {
-        self.alias.as_ref().map_or(self.dir.path(), |a| &a.path)
+        self.alias
+            .as_ref()
+            .map_or(self.dir.path(), |a| a.dir.path())
     }
 
     /// The store root as reached through [`Sandbox::alias`] (`<alias>/base/memories`).
@@ -558,18 +561,21 @@ impl Sandbox {
         v
     }
 
-    /// Everything in the run folder except the store root's subtree, and the alias (under its
-    /// name, as the link it is, or whatever replaced it; absent when removed).
+    /// Everything in the run folder except the store root's subtree, and everything in the
+    /// alias folder, under its name (`memcert-alias-XXXXXX/...`).
     ///
     /// # Ambient authority
-    /// Walks the run folder by host path, never following links; `lstat`s the alias.
+    /// Walks the run folder and the alias by host path, never following links.
     pub fn outside_unchecked(&self) -> Tree {
         let mut tree = Tree::new();
         walk_unchecked(self.dir.path(), self.dir.path(), &self.root, &mut tree);
         if let Some(a) = &self.alias {
-            if let Some(node) = node_and_mode_at(&a.path) {
-                tree.insert(PathBuf::from(&a.name), node);
+            let top = a.dir.path();
+            let parent = top.parent().unwrap_or(top);
+            if let Some(node) = node_and_mode_at(top) {
+                tree.insert(top.strip_prefix(parent).unwrap_or(top).to_path_buf(), node);
             }
+            walk_unchecked(parent, top, Path::new(""), &mut tree);
         }
         tree
     }
@@ -787,7 +793,7 @@ mod scenario_tests {
     }
 
     #[test]
-    fn the_alias_leads_to_the_run_folder_shares_no_name_with_it_and_goes_with_it() {
+    fn the_alias_holds_the_aimed_at_canaries_shares_no_name_with_the_run_folder_and_goes_with_it() {
         let sb = Sandbox::create_unchecked(&[]).unwrap();
         let alias = sb.alias().to_path_buf();
         assert_ne!(alias, sb.run_dir());
@@ -797,14 +803,17 @@ mod scenario_tests {
         for h in sb.host_paths() {
             assert!(!alias.to_string_lossy().contains(&h), "{h}");
         }
-        assert_eq!(
-            std::fs::canonicalize(&alias).unwrap(),
-            std::fs::canonicalize(sb.run_dir()).unwrap()
-        );
-        assert!(sb.alias_root().join("../outside/canary.txt").exists());
-        assert!(sb
-            .outside_unchecked()
-            .contains_key(std::path::Path::new(&name)));
+        // A real folder, not a link, with the canaries payloads aim at.
+        assert!(std::fs::symlink_metadata(&alias).unwrap().is_dir());
+        let canary = sb.alias_root().join("../outside/canary.txt");
+        assert!(std::fs::read_to_string(&canary)
+            .unwrap()
+            .starts_with(sb.token()));
+        assert!(alias.join("canary.txt").is_file());
+        let outside = sb.outside_unchecked();
+        let top = std::path::Path::new(&name);
+        assert!(outside.contains_key(top));
+        assert!(outside.contains_key(&top.join("base/outside/canary.txt")));
         drop(sb);
         assert!(std::fs::symlink_metadata(&alias).is_err());
     }
