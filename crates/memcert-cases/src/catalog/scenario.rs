@@ -17,7 +17,7 @@
 
 use serde_json::json;
 
-use super::{error_is, exact, refused, success_is, B};
+use super::{error_is, exact, exact_is, refused, success_is, B};
 use crate::scenarios::{
     self, deep_bottom, many_name, DEEP_TOP, LOCKED_DIR, LOCKED_FILE, LOCKED_TEXT, MANY_COUNT,
     MANY_DIR, NON_UTF8_DIR, READ_ONLY_DIR, SIBLING_LINK_ABSOLUTE as ABS,
@@ -229,16 +229,8 @@ fn planted() -> Vec<Case> {
 /// The root itself replaced (by a link to the outside, a FIFO, a regular file) before the handler
 /// starts, one case per command: `scenario/<scenario id>/<command>`.
 fn root_replaced(scenario: scenarios::Scenario, requirement: &str) -> Vec<Case> {
-    // A linked root may be served from a store elsewhere; a FIFO or a file at the root's place
-    // leaves the handler no store to serve (black-box runs, where the store may be elsewhere,
-    // skip these cases): a success there serves what is not a store.
-    let linked = scenario.id == "root-symlink";
     let confined = || {
-        if linked {
-            success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the link")
-        } else {
-            success_is(Verdict::Fail, "answered as if the store were there, but the store root is not a folder: what is at its place was served or written as the store")
-        }
+        success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the store root")
     };
     let mut v = Vec::new();
     for (command, input) in [
@@ -265,8 +257,26 @@ fn root_replaced(scenario: scenarios::Scenario, requirement: &str) -> Vec<Case> 
             requirement,
             &["bug:B10"],
         )
-        .scenario(scenario.clone())
-        .send(input, vec![refused(), confined()]);
+        .scenario(scenario.clone());
+        b = if scenario.id == "root-file" && command == "view" {
+            // The file at the root's place shown as the store's content (as a file view).
+            let line = scenarios::ROOT_FILE_TEXT.trim_end_matches('\n');
+            let shown = Outcome::view_file("/memories", 1, &[line, ""]);
+            b.send(
+                input,
+                vec![
+                    refused(),
+                    exact_is(
+                        Verdict::Fail,
+                        shown,
+                        "the file at the store root's place was shown as the store's content",
+                    ),
+                    confined(),
+                ],
+            )
+        } else {
+            b.send(input, vec![refused(), confined()])
+        };
         if scenario.id == "root-file" {
             b = b.keeps("/memories", scenarios::ROOT_FILE_TEXT, Verdict::Fail);
         }
