@@ -134,6 +134,15 @@ pub enum Fs {
         /// Where the link points.
         target: LinkTo,
     },
+    /// The store root itself replaced by a FIFO (named pipe), as [`Fs::RootSymlink`]: plant it
+    /// first, before anything else.
+    RootFifo,
+    /// The store root itself replaced by a regular file holding `content`, as
+    /// [`Fs::RootSymlink`]: plant it first, before anything else.
+    RootFile {
+        /// Content.
+        content: Vec<u8>,
+    },
 }
 
 /// Target of a planted symlink.

@@ -279,7 +279,19 @@ pub fn pairs() -> impl Iterator<Item = (Payload, Field)> {
 /// whose base is the root's parent: the path from the d-th ancestor of the root (clamped at `/`)
 /// down to the base, with a trailing `/`.
 pub fn instantiate(text: &str, root_abs: &str) -> String {
+    instantiate_via(text, root_abs, root_abs)
+}
+
+/// [`instantiate`] for a store root at `root_abs` that inputs reach through an alias: the same
+/// root's place in a folder memcert lays out like the run folder (`alias_root`, e.g.
+/// `/tmp/memcert-alias-XXXXXX/base/memories` for `/tmp/memcert-abc123/base/memories`). Each
+/// `{DOWN:d}` leads from the d-th ancestor A of the real root down to the base: through the
+/// alias when A is one of the alias's ancestors too (the alias sits next to the run folder), so
+/// that the real run folder's name is never written; otherwise (A inside the run folder, where
+/// the way down names no host folder; or an alias elsewhere) the real way down.
+pub fn instantiate_via(text: &str, root_abs: &str, alias_root: &str) -> String {
     let comps: Vec<&str> = root_abs.split('/').filter(|c| !c.is_empty()).collect();
+    let alias: Vec<&str> = alias_root.split('/').filter(|c| !c.is_empty()).collect();
     let mut out = String::with_capacity(text.len() + root_abs.len());
     let mut rest = text;
     while let Some(i) = rest.find("{DOWN:") {
@@ -293,7 +305,14 @@ pub fn instantiate(text: &str, root_abs: &str) -> String {
         // The base is comps[..len-1]; the d-th ancestor of the root is comps[..len-d].
         let base_len = comps.len().saturating_sub(1);
         let from = comps.len().saturating_sub(d).min(base_len);
-        for c in &comps[from..base_len] {
+        let alias_base = alias.len().saturating_sub(1);
+        let down = if from <= alias_base && alias[..from] == comps[..from] && alias != comps {
+            // The real root's first `from` components are the alias's: go down the alias.
+            &alias[from..alias_base]
+        } else {
+            &comps[from..base_len]
+        };
+        for c in down {
             out.push_str(c);
             out.push('/');
         }
@@ -361,6 +380,35 @@ mod tests {
         assert_eq!(instantiate("{DOWN:4}x", root), "tmp/memcert-abc/base/x");
         assert_eq!(instantiate("{DOWN:8}x", root), "tmp/memcert-abc/base/x");
         assert_eq!(instantiate("no placeholder", root), "no placeholder");
+    }
+
+    #[test]
+    fn down_goes_through_the_alias_above_the_run_folder() {
+        let root = "/tmp/memcert-abc/base/memories";
+        let alias = "/tmp/memcert-alias-xyz/base/memories";
+        let via = |t: &str| instantiate_via(t, root, alias);
+        // Inside the run folder the way down names no host folder.
+        assert_eq!(via("/memories/../{DOWN:1}o"), "/memories/../o");
+        assert_eq!(via("/memories/../../{DOWN:2}o"), "/memories/../../base/o");
+        // From the temp folder and above, through the alias.
+        assert_eq!(
+            via("/memories/../../../{DOWN:3}o"),
+            "/memories/../../../memcert-alias-xyz/base/o"
+        );
+        assert_eq!(via("{DOWN:4}o"), "tmp/memcert-alias-xyz/base/o");
+        assert_eq!(via("{DOWN:99}o"), "tmp/memcert-alias-xyz/base/o");
+        for d in 1..=99 {
+            assert!(
+                !via(&format!("{{DOWN:{d}}}")).contains("memcert-abc"),
+                "{d}"
+            );
+        }
+        // An alias that is not next to the run folder: the real way down.
+        let elsewhere = "/var/x/memcert-alias-xyz/base/memories";
+        assert_eq!(
+            instantiate_via("{DOWN:3}o", root, elsewhere),
+            "memcert-abc/base/o"
+        );
     }
 
     #[test]

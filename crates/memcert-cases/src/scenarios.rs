@@ -23,6 +23,7 @@
 //! | [`deep_chain`] | 300 nested folders | bug:B14, spec:3/P-10 |
 //! | [`many_entries`] | 5,000 files in one folder | spec:2.1/D3 |
 //! | [`root_symlink`] | the store root itself replaced by a link to the outside | bug:B10 |
+//! | [`root_fifo`], [`root_file`] | the store root itself replaced by a FIFO, by a regular file | bug:B10 |
 //!
 //! # Guarantees
 //! - A scenario plants only inside its case's sandbox, and every scenario of [`all`] is used by
@@ -288,6 +289,35 @@ pub fn root_symlink() -> Scenario {
     }
 }
 
+/// The text of the regular file that replaces the store root in [`root_file`].
+pub const ROOT_FILE_TEXT: &str = "a file where the memory folder should be\n";
+
+/// The store root itself replaced by a FIFO (named pipe) before the handler starts: a handler
+/// that opens its root as a file blocks; one that makes the folder over it fails.
+pub fn root_fifo() -> Scenario {
+    Scenario {
+        id: "root-fifo",
+        left_by: "another program that made a named pipe where the store folder belongs",
+        what: "<base>/memories is a FIFO",
+        source: &["bug:B10"],
+        setup: vec![Fs::RootFifo],
+    }
+}
+
+/// The store root itself replaced by a regular file ([`ROOT_FILE_TEXT`]) before the handler
+/// starts: a handler must neither serve it as a folder nor replace it.
+pub fn root_file() -> Scenario {
+    Scenario {
+        id: "root-file",
+        left_by: "a user or a program that saved a file under the store folder's name",
+        what: "<base>/memories is a regular file",
+        source: &["bug:B10"],
+        setup: vec![Fs::RootFile {
+            content: ROOT_FILE_TEXT.as_bytes().to_vec(),
+        }],
+    }
+}
+
 /// Every scenario of this module, in the order of the table in the module docs.
 pub fn all() -> Vec<Scenario> {
     vec![
@@ -301,6 +331,8 @@ pub fn all() -> Vec<Scenario> {
         deep_chain(),
         many_entries(),
         root_symlink(),
+        root_fifo(),
+        root_file(),
     ]
 }
 

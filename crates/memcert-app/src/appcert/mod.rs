@@ -47,7 +47,7 @@ use memcert::attack::sandbox::Sandbox;
 use memcert::baseline::Entries as Listed;
 use memcert::certify::Summary;
 use memcert::certify::{
-    baseline_summary_of, instantiate, listed_unchecked, record, strings_of, CaseRecord, Config,
+    baseline_summary_of, instantiate_in, listed_unchecked, record, strings_of, CaseRecord, Config,
     Event, Reporter, Snapshots,
 };
 use memcert::suite::verdict::Verdict;
@@ -448,9 +448,7 @@ fn lay_out(app: &AppConfig, case: &Case) -> Result<Sandbox, Finding> {
 
 /// The transcript's turns as the mock serves them, the sandbox's paths filled in.
 fn served_turns(t: &Transcript, sandbox: &Sandbox) -> Vec<ServedTurn> {
-    let run_dir = sandbox.run_dir().to_string_lossy().into_owned();
-    let root = sandbox.root().to_string_lossy().into_owned();
-    let fill = |v: &Value| instantiate(v, run_dir.trim_start_matches('/'), &root);
+    let fill = |v: &Value| instantiate_in(v, sandbox);
     t.turns
         .iter()
         .map(|turn| ServedTurn {

@@ -6,15 +6,18 @@
 //! Permission cases (`no-permission/...`, `read-only-dir/...`) are SKIPPED when the harness runs
 //! as root, where permission bits do not bind (`certify::skip_reason`).
 //!
-//! The root-link cases (`root-symlink/...`) expect every command refused. The reference refuses to
-//! open a linked root at all (bug:B10); its in-process target then answers every command with that
-//! refusal (`target::inproc::InProcess::reference`). A handler behind stdio that fails its reset
-//! instead gets ERROR: the harness cannot tell a refusal to start from a fault, so answer every
-//! command with an error instead.
+//! The replaced-root cases (`root-symlink/...`, `root-fifo/...`, `root-file/...`) expect every
+//! command refused. The reference refuses to open such a root at all (bug:B10); its in-process
+//! target then answers every command with that refusal (`target::inproc::InProcess::reference`).
+//! A handler behind stdio may instead refuse to be built or reset there: the runner grades that
+//! refusal PASS, with the refusal shown, when it is an error answer to the reset or a non-zero
+//! exit with a message, within the time limit, and nothing changed outside
+//! (`certify::run_case_after`); a timeout, a death by signal or a handler that cannot start at
+//! all stays ERROR.
 
 use serde_json::json;
 
-use super::{error_is, exact, refused, success_is, B};
+use super::{error_is, exact, exact_is, refused, success_is, B};
 use crate::scenarios::{
     self, deep_bottom, many_name, DEEP_TOP, LOCKED_DIR, LOCKED_FILE, LOCKED_TEXT, MANY_COUNT,
     MANY_DIR, NON_UTF8_DIR, READ_ONLY_DIR, SIBLING_LINK_ABSOLUTE as ABS,
@@ -61,7 +64,18 @@ fn dir(path: &str) -> ListEntry {
 
 pub(super) fn cases() -> Vec<Case> {
     let mut v = planted();
-    v.extend(root_symlink());
+    v.extend(root_replaced(
+        scenarios::root_symlink(),
+        "A store root that is a link to the outside MUST NOT be followed: every command is refused (or served from a store that stays inside), nothing outside is read or written.",
+    ));
+    v.extend(root_replaced(
+        scenarios::root_fifo(),
+        "A store root that is a FIFO MUST NOT be served or replaced: every command is refused (or served from a store elsewhere), nothing outside is read or written, and no command blocks.",
+    ));
+    v.extend(root_replaced(
+        scenarios::root_file(),
+        "A store root that is a regular file MUST NOT be served as the store or replaced: every command is refused (or served from a store elsewhere) and the file is kept.",
+    ));
     v
 }
 
@@ -212,11 +226,11 @@ fn planted() -> Vec<Case> {
     ]
 }
 
-/// The root itself replaced by a link to the outside, one case per command.
-fn root_symlink() -> Vec<Case> {
-    let root_link = "A store root that is a link to the outside MUST NOT be followed: every command is refused (or served from a store that stays inside), nothing outside is read or written.";
+/// The root itself replaced (by a link to the outside, a FIFO, a regular file) before the handler
+/// starts, one case per command: `scenario/<scenario id>/<command>`.
+fn root_replaced(scenario: scenarios::Scenario, requirement: &str) -> Vec<Case> {
     let confined = || {
-        success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the link")
+        success_is(Verdict::Info, "answered without reading or writing the outside (the oracle saw nothing): served from somewhere else than the store root")
     };
     let mut v = Vec::new();
     for (command, input) in [
@@ -238,16 +252,35 @@ fn root_symlink() -> Vec<Case> {
             json!({"command": "rename", "old_path": "/memories/secret.txt", "new_path": "/memories/moved.txt"}),
         ),
     ] {
-        v.push(
-            B::must(
-                &format!("scenario/root-symlink/{command}"),
-                root_link,
-                &["bug:B10"],
+        let mut b = B::must(
+            &format!("scenario/{}/{command}", scenario.id),
+            requirement,
+            &["bug:B10"],
+        )
+        .scenario(scenario.clone());
+        b = if scenario.id == "root-file" && command == "view" {
+            // The file at the root's place shown as the store's content (as a file view).
+            let line = scenarios::ROOT_FILE_TEXT.trim_end_matches('\n');
+            let shown = Outcome::view_file("/memories", 1, &[line, ""]);
+            b.send(
+                input,
+                vec![
+                    refused(),
+                    exact_is(
+                        Verdict::Fail,
+                        shown,
+                        "the file at the store root's place was shown as the store's content",
+                    ),
+                    confined(),
+                ],
             )
-            .scenario(scenarios::root_symlink())
-            .send(input, vec![refused(), confined()])
-            .done(),
-        );
+        } else {
+            b.send(input, vec![refused(), confined()])
+        };
+        if scenario.id == "root-file" {
+            b = b.keeps("/memories", scenarios::ROOT_FILE_TEXT, Verdict::Fail);
+        }
+        v.push(b.done());
     }
     v
 }

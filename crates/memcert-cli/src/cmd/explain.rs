@@ -1,5 +1,5 @@
 //! `memcert explain ID`: what a case id, a spec id (`spec:2.1/D3`, `wire:5`, `rule:8`) or a bug
-//! id (`bug:B10`, or `B10`) means, printed from the spec compiled into the binary: it needs no
+//! id (`bug:B10`, or `bug:B10`) means, printed from the spec compiled into the binary: it needs no
 //! repository and no network.
 
 use anyhow::{bail, Result};
@@ -12,7 +12,7 @@ use memcert::suite::explain;
 pub struct ExplainArgs {
     /// A case id (`view/dir/empty-root`, as `memcert cases` lists them at --level full), a spec
     /// id (`spec:2.1/D3`, `spec:3/S-4`, `wire:5`, `ctx:request`, `rule:8`) or a bug id
-    /// (`bug:B10`, `B10`).
+    /// (`bug:B10`, `bug:B10`).
     pub id: String,
 }
 

@@ -212,22 +212,22 @@ impl Reference {
                 .open_dir_nofollow(name)
                 .map_err(|e| match parent.symlink_metadata(name) {
                     Ok(m) if m.file_type().is_symlink() => io::Error::other(
-                        "the store root is a symbolic link; memcert refuses to follow it (B10)",
+                        "the store root is a symbolic link; memcert refuses to follow it (bug:B10)",
                     ),
                     _ => e,
                 })?;
         Ok(Self::new(dir, profile, options))
     }
 
-    /// [`Reference::open_ambient`], except that a store root that is a symbolic link (bug:B10)
-    /// gives a handler without a store, which refuses every command with the reason: what an
+    /// [`Reference::open_ambient`], except that a store root that is there but not a folder (a
+    /// symbolic link, bug:B10; a FIFO; a regular file) gives a handler without a store, which refuses every command with the reason: what an
     /// application that keeps running without its store answers, instead of a failed start.
     ///
     /// # Errors
     /// Any other failure of [`Reference::open_ambient`].
     pub fn open_or_refuse(root: &Path, profile: Profile, options: Options) -> io::Result<Self> {
         match Reference::open_ambient(root, profile, options) {
-            Err(e) if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) => {
+            Err(e) if std::fs::symlink_metadata(root).is_ok_and(|m| !m.file_type().is_dir()) => {
                 Ok(Reference {
                     root: Err(e.to_string()),
                     profile,

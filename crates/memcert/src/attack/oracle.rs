@@ -37,6 +37,10 @@ pub struct Observation {
     pub token: String,
     /// Host path spellings that must never appear in a reply.
     pub host_paths: Vec<String>,
+    /// The path of the run folder's alias, which inputs carry instead of the run folder
+    /// (`attack::sandbox`): not a disclosure in a reply, but as variable per run as the run
+    /// folder (snapshots redact it the same way).
+    pub alias: Vec<String>,
     /// Store files that hold the canary token after the run (outside content copied in).
     pub token_in_store: Vec<String>,
     /// The strings of each step's input as sent: where a reply echoes one of them (a path that
@@ -44,6 +48,13 @@ pub struct Observation {
     pub inputs: Vec<Vec<String>>,
     /// Exchanges the harness made during a race case (`None` for other cases).
     pub race_swaps: Option<u64>,
+    /// Paths outside the store (relative to the run folder) the handler made while it was
+    /// built: changes at or under them are judged once, in `startup/side-effects`, and left out
+    /// here.
+    pub startup_made: Vec<std::path::PathBuf>,
+    /// The handler refused to start on this case's store (`certify`'s refusal rules): no
+    /// command was sent; the case is judged on the disk alone and the refusal is shown.
+    pub refused_at_start: Option<String>,
     /// Why the runner did not run the case at all (it needs something this run lacks, e.g. a
     /// permission scenario under uid 0); `None` when it ran.
     pub skipped: Option<String>,
@@ -62,6 +73,7 @@ impl Observation {
     pub fn before_unchecked(&mut self, sandbox: &Sandbox) {
         self.token = sandbox.token().to_owned();
         self.host_paths = sandbox.host_paths();
+        self.alias = vec![sandbox.alias().to_string_lossy().into_owned()];
         self.outside_before = sandbox.outside_unchecked();
     }
 
@@ -87,7 +99,8 @@ pub struct Finding {
     /// The verdict this finding alone gives.
     pub verdict: Verdict,
     /// Short kind: `outside-read`, `host-path-disclosed`, `outside-changed`, `outside-copied`,
-    /// `check`, `reply`, `no-reply`, `no-race`, `skipped`.
+    /// `check`, `reply`, `no-reply`, `no-race`, `skipped`, `refused-at-start` (a PASS finding
+    /// that shows the refusal).
     pub kind: String,
     /// What was seen, in words.
     pub detail: String,
@@ -136,6 +149,13 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     }
     findings.extend(outside_findings(case, obs));
     findings.extend(check_findings(case, obs));
+    if let Some(why) = &obs.refused_at_start {
+        findings.push(Finding {
+            verdict: Verdict::Pass,
+            kind: "refused-at-start".into(),
+            detail: why.clone(),
+        });
+    }
     findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
     let verdict = findings.first().map(|f| f.verdict).unwrap_or(Verdict::Pass);
     Judgement {
@@ -159,7 +179,9 @@ fn skipped(why: &str) -> Judgement {
 }
 
 /// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
-/// a host path that is not an echo of the step's input.
+/// the run folder's host path in any spelling ([`readings`]). Inputs name the run folder only
+/// through the sandbox's alias, so its real path in a reply is information the handler added
+/// (bug:B07); the alias and other input text are not disclosure.
 fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
     let mut findings = Vec::new();
     // Every byte of the answer counts, not only text blocks.
@@ -174,9 +196,10 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
             detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
         });
     }
-    // Take out what the reply echoes of the input, then look for host paths.
+    // Take out what the reply echoes of an input that itself spells a host path (none does in
+    // a certify run, whose inputs name the run folder through its alias), then look for host
+    // paths in every spelling: as written, `//` collapsed, percent-decoded, unescaped.
     let mut rest = text.clone();
-    // Only inputs that themselves spell a host path are taken out.
     for echoed in obs.inputs.get(i).into_iter().flatten() {
         if obs
             .host_paths
@@ -186,11 +209,11 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
             rest = rest.replace(echoed.as_str(), "");
         }
     }
-    if let Some(h) = obs
-        .host_paths
-        .iter()
-        .find(|h| !h.is_empty() && rest.contains(h.as_str()))
-    {
+    let readings = readings(&rest);
+    if let Some(h) = obs.host_paths.iter().find(|h| {
+        let h = collapse_slashes(h);
+        !h.is_empty() && readings.iter().any(|r| r.contains(h.as_str()))
+    }) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "host-path-disclosed".into(),
@@ -200,11 +223,100 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
     findings
 }
 
+/// The ways a reply can spell a path, each with runs of `/` collapsed: as written,
+/// percent-decoded once and twice, and with backslash escapes (`repr`, JSON: `\\`, `\/`,
+/// `\xHH`, `\uHHHH`) undone.
+fn readings(text: &str) -> Vec<String> {
+    let once = percent_decode(text);
+    let twice = percent_decode(&once);
+    [text.to_owned(), once, twice, unescape(text)]
+        .iter()
+        .map(|t| collapse_slashes(t))
+        .collect()
+}
+
+/// `text` with every run of `/` made one `/`.
+fn collapse_slashes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if !(c == '/' && out.ends_with('/')) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `text` with every `%HH` decoded (bytes that are not UTF-8 shown as U+FFFD).
+fn percent_decode(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |j: usize| b.get(j).and_then(|c| (*c as char).to_digit(16));
+        match (b[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `text` with backslash escapes undone: `\\` `\/` `\'` `\"`, `\xHH`, `\uHHHH`; others
+/// kept as written.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some(e @ ('\\' | '/' | '\'' | '"')) => {
+                chars.next();
+                out.push(e);
+            }
+            Some(e @ ('x' | 'u')) => {
+                let n = if e == 'x' { 2 } else { 4 };
+                let hex: String = chars.clone().skip(1).take(n).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(ch) if hex.len() == n => {
+                        out.push(ch);
+                        for _ in 0..=n {
+                            chars.next();
+                        }
+                    }
+                    _ => out.push(c),
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// What the disk shows outside the store: changes around the root, a race that never swapped,
 /// outside content copied into the store.
 fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for change in diff(&obs.outside_before, &obs.outside_after) {
+    let own = |tree: &Tree| -> Tree {
+        tree.iter()
+            .filter(|(p, _)| !obs.startup_made.iter().any(|m| p.starts_with(m)))
+            .map(|(p, n)| (p.clone(), n.clone()))
+            .collect()
+    };
+    let (before, after) = if obs.startup_made.is_empty() {
+        (obs.outside_before.clone(), obs.outside_after.clone())
+    } else {
+        (own(&obs.outside_before), own(&obs.outside_after))
+    };
+    for change in diff(&before, &after) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "outside-changed".into(),
@@ -485,6 +597,39 @@ mod tests {
             judge(&c, &obs(&leak), Profile::Docs, false).verdict,
             Verdict::Unsafe
         );
+    }
+
+    #[test]
+    fn the_real_path_in_any_spelling_is_disclosed_but_the_alias_is_not() {
+        let c = case("traversal/deep/view-run-canary");
+        let sent = "/memories/../../tmp/memcert-alias-q1w2e3/canary.txt".to_owned();
+        let obs = |reply: &str| Observation {
+            replies: vec![Ok(ToolResult::error(reply))],
+            host_paths: vec!["/tmp/memcert-x1y2z3".into(), "memcert-x1y2z3".into()],
+            inputs: vec![vec![sent.clone()]],
+            ..Default::default()
+        };
+        let verdict = |reply: &str| judge(&c, &obs(reply), Profile::Docs, false).verdict;
+        // The input repeated through repr, `//` collapsed or percent-encoded: no disclosure.
+        assert_eq!(
+            verdict(&format!("ValueError('bad path: {sent}')")),
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict("No such path /memories/../../tmp/memcert-alias-q1w2e3//canary.txt"),
+            Verdict::Pass
+        );
+        // The real run folder in any spelling: disclosed.
+        for leak in [
+            "at /tmp/memcert-x1y2z3/base/memories",
+            "at //tmp//memcert-x1y2z3/base",
+            "at %2Ftmp%2Fmemcert%2Dx1y2z3%2Fbase",
+            "at %252Ftmp%252Fmemcert%252Dx1y2z3",
+            "at '\\x2ftmp\\x2fmemcert\\x2dx1y2z3'",
+            "at \\/tmp\\/memcert-x1y2z3",
+        ] {
+            assert_eq!(verdict(leak), Verdict::Unsafe, "{leak}");
+        }
     }
 
     #[test]

@@ -14,9 +14,22 @@
 //! Every canary holds (and the listing-visible ones are named after) one random token, so a
 //! reply that contains the token proves that outside content or names were read.
 //!
+//! # The alias
+//! Next to the run folder (in the same temp folder) memcert makes a second fresh folder,
+//! `memcert-alias-XXXXXX`, laid out like it where upward and absolute payloads aim (`canary.txt`,
+//! `base/canary.txt`, `base/outside/` with `canary.txt`, `secret.txt` and the token-named
+//! canary, an empty `base/memories/`), with the same token, and removes it with the sandbox
+//! ([`Sandbox::alias`]). Inputs that must name the sandbox by an absolute or upward path
+//! (`{RUN}`, `{DOWN:d}`) name the alias instead, so the run folder's real host path never
+//! appears in any input: any spelling of it in a reply is information the handler added
+//! (bug:B07). The alias is a real folder, not a link, so a handler that refuses paths through
+//! links is tested as it would be with a real absolute path; it is walked with the outside
+//! ([`Sandbox::outside_unchecked`], under its own name), so anything read, written or removed
+//! there is caught like anywhere outside the root.
+//!
 //! The case's setup ([`Fs`] items, named scenarios in `attack::scenarios`) is laid out inside
 //! `memories/` in order, after the canaries. A [`Fs::RootSymlink`] replaces `memories/` itself
-//! with a link; the store is then empty (nothing of the outside is counted as in the store) and
+//! with a link ([`Fs::RootFifo`], [`Fs::RootFile`]: with a FIFO, a regular file); the store is then empty (nothing of the outside is counted as in the store) and
 //! the root is not followed by any walk here. Permission bits ([`Fs::Mode`]) are given back
 //! (`u+rwx` on every folder) before the folder is removed.
 //!
@@ -59,6 +72,64 @@ pub struct Sandbox {
     token: String,
     /// Some [`Fs::Mode`] was planted: folders must be made writable again before removal.
     modes: bool,
+    /// The link to the run folder that inputs name instead of it (`None` when it could not be
+    /// made: inputs then name the run folder itself).
+    alias: Option<Alias>,
+}
+
+/// The folder `memcert-alias-XXXXXX` inputs name instead of the run folder ([module
+/// docs](self)); removed on drop.
+#[derive(Debug)]
+struct Alias {
+    dir: tempfile::TempDir,
+}
+
+impl Alias {
+    /// Make a fresh alias in `parent_dir` under a name no spelling of `secrets` is part of (a
+    /// few tries), with the canaries of the token `token` where payloads aim.
+    ///
+    /// # Ambient authority
+    /// Creates a temp dir in `parent_dir` and writes into it by host path.
+    fn make_unchecked(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<Alias> {
+        let mut last = io::Error::other("no alias name was free");
+        for _ in 0..8 {
+            let dir = match tempfile::Builder::new()
+                .prefix("memcert-alias-")
+                .tempdir_in(parent_dir)
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            let text = dir.path().to_string_lossy();
+            if secrets
+                .iter()
+                .any(|s| !s.is_empty() && text.contains(s.as_str()))
+            {
+                continue;
+            }
+            let top = dir.path();
+            std::fs::create_dir_all(top.join("base/outside"))?;
+            std::fs::create_dir_all(top.join("base/memories"))?;
+            for rel in [
+                "canary.txt".to_owned(),
+                "base/canary.txt".to_owned(),
+                "base/outside/canary.txt".to_owned(),
+                "base/outside/secret.txt".to_owned(),
+                format!("base/outside/canary-{token}.txt"),
+            ] {
+                let name = Path::new(&rel)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("");
+                std::fs::write(top.join(&rel), format!("{token} {name}\nSECRET line two\n"))?;
+            }
+            return Ok(Alias { dir });
+        }
+        Err(last)
+    }
 }
 
 /// Where case sandboxes are made: `$TMPDIR` when it is set (the user's choice); otherwise
@@ -230,7 +301,23 @@ impl Sandbox {
             root: root.clone(),
             token,
             modes: false,
+            alias: None,
         };
+        // The alias goes in the temp folder next to a temp run folder, so upward paths from the
+        // store reach it as they would reach the run folder; a folder the user named gets one
+        // in the temp folder.
+        let run = sb.dir.path().to_path_buf();
+        let alias_parent = match &sb.dir {
+            RunDir::Temp(_) => run
+                .parent()
+                .map_or_else(|| default_parent().to_path_buf(), Path::to_path_buf),
+            RunDir::At { .. } => default_parent().to_path_buf(),
+        };
+        sb.alias = Some(Alias::make_unchecked(
+            &alias_parent,
+            &sb.host_paths(),
+            &sb.token,
+        )?);
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
         // The folders around the root, made once (the canaries below are written straight in).
@@ -399,6 +486,14 @@ impl Sandbox {
                 std::fs::remove_dir(&self.root)?;
                 symlink(self.link_target(target), &self.root)
             }
+            Fs::RootFifo => {
+                std::fs::remove_dir(&self.root)?;
+                mknod_unchecked(&self.root, rustix::fs::FileType::Fifo)
+            }
+            Fs::RootFile { content } => {
+                std::fs::remove_dir(&self.root)?;
+                std::fs::write(&self.root, content)
+            }
         }
     }
 
@@ -416,6 +511,22 @@ impl Sandbox {
     /// The run folder holding everything of this case (`<tmp>/memcert-XXXXXX`).
     pub fn run_dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The alias of the run folder ([module docs](self)): the path inputs use instead of
+    /// [`Sandbox::run_dir`].
+    pub fn alias(&self) -> &Path {
+        self.alias
+            .as_ref()
+            .map_or(self.dir.path(), |a| a.dir.path())
+    }
+
+    /// The store root as reached through [`Sandbox::alias`] (`<alias>/base/memories`).
+    pub fn alias_root(&self) -> PathBuf {
+        match self.root.strip_prefix(self.dir.path()) {
+            Ok(rel) => self.alias().join(rel),
+            Err(_) => self.root.clone(),
+        }
     }
 
     /// The folder given to handlers as `base_dir`.
@@ -450,13 +561,22 @@ impl Sandbox {
         v
     }
 
-    /// Everything in the run folder except the store root's subtree.
+    /// Everything in the run folder except the store root's subtree, and everything in the
+    /// alias folder, under its name (`memcert-alias-XXXXXX/...`).
     ///
     /// # Ambient authority
-    /// Walks the run folder by host path, never following links.
+    /// Walks the run folder and the alias by host path, never following links.
     pub fn outside_unchecked(&self) -> Tree {
         let mut tree = Tree::new();
         walk_unchecked(self.dir.path(), self.dir.path(), &self.root, &mut tree);
+        if let Some(a) = &self.alias {
+            let top = a.dir.path();
+            let parent = top.parent().unwrap_or(top);
+            if let Some(node) = node_and_mode_at(top) {
+                tree.insert(top.strip_prefix(parent).unwrap_or(top).to_path_buf(), node);
+            }
+            walk_unchecked(parent, top, Path::new(""), &mut tree);
+        }
         tree
     }
 
@@ -670,6 +790,32 @@ mod scenario_tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn the_alias_holds_the_aimed_at_canaries_shares_no_name_with_the_run_folder_and_goes_with_it() {
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let alias = sb.alias().to_path_buf();
+        assert_ne!(alias, sb.run_dir());
+        assert_eq!(alias.parent(), sb.run_dir().parent());
+        let name = alias.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(name.starts_with("memcert-alias-"), "{name}");
+        for h in sb.host_paths() {
+            assert!(!alias.to_string_lossy().contains(&h), "{h}");
+        }
+        // A real folder, not a link, with the canaries payloads aim at.
+        assert!(std::fs::symlink_metadata(&alias).unwrap().is_dir());
+        let canary = sb.alias_root().join("../outside/canary.txt");
+        assert!(std::fs::read_to_string(&canary)
+            .unwrap()
+            .starts_with(sb.token()));
+        assert!(alias.join("canary.txt").is_file());
+        let outside = sb.outside_unchecked();
+        let top = std::path::Path::new(&name);
+        assert!(outside.contains_key(top));
+        assert!(outside.contains_key(&top.join("base/outside/canary.txt")));
+        drop(sb);
+        assert!(std::fs::symlink_metadata(&alias).is_err());
     }
 
     fn setup_path(s: &Scenario) -> String {

@@ -75,6 +75,9 @@ pub fn black_box_prelude(case: &Case) -> Result<Vec<Value>, String> {
             Fs::RootSymlink { .. } => {
                 return Err("needs the store root replaced by a link on disk (black-box mode)".into())
             }
+            Fs::RootFifo | Fs::RootFile { .. } => {
+                return Err("needs the store root replaced on disk (black-box mode)".into())
+            }
             Fs::ManyFiles { dir, count } => {
                 return Err(format!(
                     "needs {count} files planted in {dir}; black-box set-up makes files one create at a time and stops at {MAX_PRELUDE}"

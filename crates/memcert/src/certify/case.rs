@@ -27,10 +27,23 @@ pub fn skip_reason(case: &Case) -> Option<String> {
 }
 
 /// Run one case against a target and judge it. A case this process cannot run
-/// ([`skip_reason`]) is SKIPPED without touching the target.
+/// ([`skip_reason`]) is SKIPPED without touching the target. Start-up is taken as unprobed
+/// ([`Startup::default`]): a refusal to start is not a refusal ([`run_case_after`]).
 pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRecord {
+    run_case_after(case, target, config, &Startup::default())
+}
+
+/// [`run_case`] after the run's start-up probe ([`probe_startup`]): what the handler made
+/// outside the store at start-up is not charged to the case again, and a refusal to start on a
+/// store root the case replaced ([`plants_root`]) can be a PASS.
+pub fn run_case_after(
+    case: &Case,
+    target: &mut dyn Target,
+    config: &Config,
+    startup: &Startup,
+) -> CaseRecord {
     if !config.black_box {
-        return run_prepared(case, &case.setup, &[], target, config);
+        return run_prepared(case, &case.setup, &[], target, config, startup);
     }
     match black_box_prelude(case) {
         Ok(prelude) => {
@@ -38,7 +51,7 @@ pub fn run_case(case: &Case, target: &mut dyn Target, config: &Config) -> CaseRe
                 checks: Vec::new(),
                 ..case.clone()
             };
-            run_prepared(&judged, &[], &prelude, target, config)
+            run_prepared(&judged, &[], &prelude, target, config, startup)
         }
         Err(reason) => skipped(case, reason, config),
     }
@@ -65,12 +78,19 @@ fn skipped(case: &Case, reason: String, config: &Config) -> CaseRecord {
 
 /// Run a case over a sandbox laid out with `setup`, after sending `prelude` (ungraded set-up
 /// commands; a refused one makes the case SKIPPED).
+///
+/// The oracle's "before" is taken after the reset: what the handler makes outside while it is
+/// built is judged once, in `startup/side-effects` ([`probe_startup`]), and the paths it made
+/// then (in the probe or in this reset) are left out of the case's outside comparison. A reset
+/// that fails is judged from before it: a refusal ([`refusal`]) on a case that plants its
+/// store root is PASS when nothing else changed outside, anything else is ERROR.
 fn run_prepared(
     case: &Case,
     setup: &[crate::suite::Fs],
     prelude: &[Value],
     target: &mut dyn Target,
     config: &Config,
+    startup: &Startup,
 ) -> CaseRecord {
     let started = Instant::now();
     let mut obs = Observation::default();
@@ -86,37 +106,188 @@ fn run_prepared(
             return record(case, &[], obs, config, Vec::new(), started);
         }
     };
-    obs.before_unchecked(&sandbox);
+    let pre_reset = sandbox.outside_unchecked();
     let inputs = case_inputs(case, &sandbox);
     obs.inputs = inputs.iter().map(strings_of).collect();
     let mut watched_before = Vec::new();
-    match target.reset(sandbox.base(), sandbox.root()) {
+    let reset_started = Instant::now();
+    let reset = target.reset(sandbox.base(), sandbox.root());
+    let took = reset_started.elapsed();
+    obs.before_unchecked(&sandbox);
+    obs.startup_made = startup.made.clone();
+    match reset {
         Ok(()) => {
             // Taken after the reset, which may (re)start the handler: what a start-up writes to
             // its HOME is not charged to the case.
+            obs.startup_made
+                .extend(created(&pre_reset, &obs.outside_before));
             watched_before = watched_trees(target, config);
             if let Err(why) = send_prelude(prelude, target) {
                 return skipped(case, why, config);
             }
             send_turns(case, &inputs, &sandbox, target, config, &mut obs);
         }
-        Err(e) => obs
-            .replies
-            .push(Err(format!("reset failed: {}", explain(&e, target)))),
+        Err(e) => {
+            obs.outside_before = pre_reset;
+            match refusal(case, &e, took, target, startup) {
+                Some(why) => obs.refused_at_start = Some(why),
+                None => obs
+                    .replies
+                    .push(Err(format!("reset failed: {}", explain(&e, target)))),
+            }
+        }
     }
     obs.after_unchecked(&sandbox, case);
     observe_watched(&mut obs, &watched(target, config), watched_before);
     record(case, &inputs, obs, config, Vec::new(), started)
 }
 
-/// The case's inputs as sent in `sandbox`: `{RUN}` and `{DOWN:d}` filled in ([`instantiate`]).
+/// What the run's start-up probe saw ([`probe_startup`]).
+#[derive(Clone, Debug, Default)]
+pub struct Startup {
+    /// The handler was built over a plain sandbox: a later refusal to start is about that
+    /// case's store, not a handler that cannot start at all.
+    pub started: bool,
+    /// Paths outside the store (relative to the run folder) the start-up made; changes at or
+    /// under them are judged once, in `startup/side-effects`, not in every case.
+    pub made: Vec<PathBuf>,
+}
+
+/// True when `case` replaces the store root itself before the handler starts (a link, a FIFO,
+/// a regular file): a handler may rightly refuse to start there.
+pub fn plants_root(case: &Case) -> bool {
+    use crate::suite::Fs;
+    case.setup.iter().any(|f| {
+        matches!(
+            f,
+            Fs::RootSymlink { .. } | Fs::RootFifo | Fs::RootFile { .. }
+        )
+    })
+}
+
+/// The refusal shown when a failed reset is the handler refusing to start on this case's
+/// store: only on a case that [`plants_root`], after the run's probe started the handler over
+/// a plain store, within the handler's time limit ([`Target::timeout`]), and only for an error
+/// answer to the reset (the adapters' `reset refused: ...`) or an exit with a non-zero code
+/// and a message on stderr. A timeout, a death by signal, a spawn failure or a protocol fault
+/// is not a refusal (`None`: the case is ERROR).
+fn refusal(
+    case: &Case,
+    e: &crate::target::TargetError,
+    took: std::time::Duration,
+    target: &dyn Target,
+    startup: &Startup,
+) -> Option<String> {
+    use crate::target::TargetError;
+    if !plants_root(case) || !startup.started || target.timeout().is_some_and(|t| took > t) {
+        return None;
+    }
+    match e {
+        // The prefix is the harness's own wording (target::stdio), the rest the handler's.
+        TargetError::Protocol(m) => m
+            .strip_prefix("reset refused: ")
+            .filter(|why| !why.trim().is_empty())
+            .map(|why| format!("the handler refused to start on this store: {why}")),
+        TargetError::Exited { status, stderr }
+            if status.starts_with("exit status: ")
+                && status != "exit status: 0"
+                && !stderr.trim().is_empty() =>
+        {
+            Some(format!(
+                "the handler refused to start on this store ({status}): {stderr}"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Paths in `after` and not in `before` whose parent was there before (the tops of what was
+/// made).
+fn created(before: &Tree, after: &Tree) -> Vec<PathBuf> {
+    after
+        .keys()
+        .filter(|p| !before.contains_key(*p))
+        .filter(|p| {
+            p.parent()
+                .is_none_or(|d| d.as_os_str().is_empty() || before.contains_key(d))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Judge what the handler does while it is built, once per run: a plain sandbox, the outside
+/// walked, the handler reset over it, the outside walked again. Returns what later cases need
+/// ([`Startup`]) and, when the start-up changed anything outside the store, the case
+/// `startup/side-effects` (UNSAFE, the changes named), which the run reports first.
+pub fn probe_startup(target: &mut dyn Target, config: &Config) -> (Startup, Option<CaseRecord>) {
+    let started = Instant::now();
+    let Ok(sandbox) = Sandbox::create_unchecked(&[]) else {
+        return (Startup::default(), None);
+    };
+    let mut obs = Observation::default();
+    obs.before_unchecked(&sandbox);
+    let ok = target.reset(sandbox.base(), sandbox.root()).is_ok();
+    obs.outside_after = sandbox.outside_unchecked();
+    let startup = Startup {
+        started: ok,
+        made: created(&obs.outside_before, &obs.outside_after),
+    };
+    if crate::attack::oracle::diff(&obs.outside_before, &obs.outside_after).is_empty() {
+        return (startup, None);
+    }
+    let case = startup_case();
+    let quiet = Config {
+        snapshots: super::Snapshots::Off,
+        ..config.clone()
+    };
+    (
+        startup,
+        Some(record(&case, &[], obs, &quiet, Vec::new(), started)),
+    )
+}
+
+/// The `startup/side-effects` case: no command, no check; its findings are the changes outside
+/// the store while the handler was built.
+pub fn startup_case() -> Case {
+    Case {
+        id: STARTUP_CASE.into(),
+        source: vec!["spec:3".into()],
+        defined: concat!(file!(), ":", line!()).into(),
+        requirement: "Building or resetting the handler over a store MUST NOT create, change or remove anything outside the store.".into(),
+        level: crate::suite::Level::Must,
+        setup: Vec::new(),
+        steps: Vec::new(),
+        checks: Vec::new(),
+        race: None,
+        turns: Vec::new(),
+    }
+}
+
+/// The id of [`startup_case`].
+pub const STARTUP_CASE: &str = "startup/side-effects";
+
+/// The case's inputs as sent in `sandbox`: `{RUN}` and `{DOWN:d}` filled in through the
+/// sandbox's alias ([`instantiate_in`]).
 fn case_inputs(case: &Case, sandbox: &Sandbox) -> Vec<Value> {
-    let run = sandbox.run_dir().to_string_lossy();
-    let root = sandbox.root().to_string_lossy();
     case.steps
         .iter()
-        .map(|s| instantiate(&s.input, run.trim_start_matches('/'), &root))
+        .map(|s| instantiate_in(&s.input, sandbox))
         .collect()
+}
+
+/// [`instantiate`] for `sandbox`, through its alias ([`Sandbox::alias`]): `{RUN}` becomes the
+/// alias's path and `{DOWN:d}` leads down through the alias wherever it can
+/// (`attack::payloads::instantiate_via`), so the run folder's real host path is in no input.
+pub fn instantiate_in(input: &Value, sandbox: &Sandbox) -> Value {
+    let run = sandbox.alias().to_string_lossy();
+    let root = sandbox.root().to_string_lossy();
+    let alias_root = sandbox.alias_root();
+    fill(
+        input,
+        run.trim_start_matches('/'),
+        &root,
+        &alias_root.to_string_lossy(),
+    )
 }
 
 /// Everything under each watched folder ([`watched`]), in that order.
@@ -287,14 +458,19 @@ fn watched_unchecked(dir: &std::path::Path) -> crate::attack::sandbox::Tree {
 /// depth), and `{DOWN:d}` the way back down from the d-th ancestor of the store root at `root`
 /// (see `attack::payloads::instantiate`).
 pub fn instantiate(input: &Value, run: &str, root: &str) -> Value {
+    fill(input, run, root, root)
+}
+
+/// [`instantiate`] with `{DOWN:d}` led through `alias_root` where it can.
+fn fill(input: &Value, run: &str, root: &str, alias_root: &str) -> Value {
     match input {
         Value::String(s) if s.contains("{RUN}") || s.contains("{DOWN:") => Value::String(
-            crate::attack::payloads::instantiate(&s.replace("{RUN}", run), root),
+            crate::attack::payloads::instantiate_via(&s.replace("{RUN}", run), root, alias_root),
         ),
-        Value::Array(a) => Value::Array(a.iter().map(|v| instantiate(v, run, root)).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, run, root, alias_root)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, v)| (k.clone(), instantiate(v, run, root)))
+                .map(|(k, v)| (k.clone(), fill(v, run, root, alias_root)))
                 .collect(),
         ),
         other => other.clone(),

@@ -19,9 +19,12 @@ mod record;
 mod snapshots;
 
 pub use black_box::{black_box_prelude, MAX_PRELUDE};
-pub use case::{instantiate, run_case, skip_reason, strings_of};
+pub use case::{
+    instantiate, instantiate_in, plants_root, probe_startup, run_case, run_case_after, skip_reason,
+    startup_case, strings_of, Startup, STARTUP_CASE,
+};
 pub use events::{Collect, Event, Fanout, Reporter};
-pub use race::{run_rounds, DEFAULT_RACE_ROUNDS};
+pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};
 pub use record::{record, CaseRecord, StepRecord, Summary};
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 
@@ -113,16 +116,27 @@ pub fn run(
     target: &mut dyn Target,
     reporter: &mut dyn Reporter,
 ) -> Summary {
+    // Start-up is judged once, first: its side effects are one case, not one per case.
+    let (startup, startup_record) = if cases.is_empty() {
+        (Startup::default(), None)
+    } else {
+        probe_startup(target, config)
+    };
+    let startup_case = startup_record.as_ref().map(|_| startup_case());
     let name = target.describe();
     reporter.event(&Event::Started {
         target: &name,
         profile: config.profile,
-        total: cases.len(),
+        total: cases.len() + usize::from(startup_case.is_some()),
     });
-    let mut verdicts = Vec::with_capacity(cases.len());
+    let mut verdicts = Vec::with_capacity(cases.len() + 1);
     let mut compared = Vec::new();
+    if let Some(rec) = &startup_record {
+        verdicts.push(rec.verdict);
+        reporter.event(&Event::CaseFinished(rec));
+    }
     for case in cases {
-        let rec = run_rounds(case, target, config);
+        let rec = run_rounds_after(case, target, config, &startup);
         verdicts.push(rec.verdict);
         if let Some(c) = &rec.baseline {
             compared.push((rec.id.clone(), c.clone()));
@@ -130,7 +144,11 @@ pub fn run(
         reporter.event(&Event::CaseFinished(&rec));
     }
     target.shutdown();
-    let outcomes = cases.iter().map(|c| c.id.as_str()).zip(verdicts);
+    let outcomes = startup_case
+        .iter()
+        .chain(cases)
+        .map(|c| c.id.as_str())
+        .zip(verdicts);
     let mut summary = Summary::of(target.describe(), config, outcomes);
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, cases, &compared));

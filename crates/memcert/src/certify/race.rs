@@ -72,8 +72,19 @@ pub fn run_rounds(
     target: &mut dyn crate::target::Target,
     config: &super::Config,
 ) -> super::CaseRecord {
+    run_rounds_after(case, target, config, &super::Startup::default())
+}
+
+/// [`run_rounds`] after the run's start-up probe: each round is
+/// [`super::run_case_after`] with `startup`.
+pub fn run_rounds_after(
+    case: &crate::suite::Case,
+    target: &mut dyn crate::target::Target,
+    config: &super::Config,
+    startup: &super::Startup,
+) -> super::CaseRecord {
     use crate::suite::verdict::Verdict;
-    let mut first = super::run_case(case, target, config);
+    let mut first = super::run_case_after(case, target, config, startup);
     if case.race.is_none() || first.verdict == Verdict::Skipped {
         return first;
     }
@@ -81,7 +92,7 @@ pub fn run_rounds(
     let mut leaked = u32::from(first.verdict == Verdict::Unsafe);
     let mut duration = first.duration_ms;
     for _ in 1..rounds {
-        let rec = super::run_case(case, target, config);
+        let rec = super::run_case_after(case, target, config, startup);
         duration = duration.saturating_add(rec.duration_ms);
         leaked += u32::from(rec.verdict == Verdict::Unsafe);
         // Keep the first worst round: its steps and findings show the leak.

@@ -48,12 +48,11 @@ pub(super) fn case_snapshot(
     match (&config.snapshots, &obs.skipped, &case.race) {
         (Snapshots::Off, _, _) | (_, Some(_), _) | (_, _, Some(_)) => None,
         _ => Some(
-            crate::baseline::Redactor::new(&obs.host_paths, &obs.token).snapshot(
-                &case.id,
-                inputs,
-                &obs.replies,
-                &obs.listed,
-            ),
+            crate::baseline::Redactor::new(
+                &[&obs.host_paths[..], &obs.alias[..]].concat(),
+                &obs.token,
+            )
+            .snapshot(&case.id, inputs, &obs.replies, &obs.listed),
         ),
     }
 }

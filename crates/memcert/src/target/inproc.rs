@@ -33,7 +33,7 @@ impl InProcess {
     /// The built-in reference handler answering in `profile` (fsync off: sandboxes are
     /// throw-away).
     ///
-    /// Over a store root that is a symbolic link (bug:B10) every command is refused with the
+    /// Over a store root that is a symbolic link (bug:B10), a FIFO or a regular file every command is refused with the
     /// reason ([`Reference::open_or_refuse`]) instead of a failed reset, which the runner would
     /// grade ERROR as a harness fault. Any other failure to open stays a reset error.
     pub fn reference(profile: Profile) -> Self {

@@ -77,6 +77,12 @@ pub trait Target {
     /// [`TargetError`] when no handler can be made; the case is ERROR.
     fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError>;
 
+    /// The time limit for one answer (`--timeout`), when the target has one: a refusal to
+    /// start counts as one only when it came within it (`certify`).
+    fn timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Send one `tool_use` input and wait for the `tool_result`.
     ///
     /// # Errors

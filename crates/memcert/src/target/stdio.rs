@@ -408,6 +408,10 @@ impl Target for Stdio {
         }
     }
 
+    fn timeout(&self) -> Option<Duration> {
+        Some(self.timeout)
+    }
+
     fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
         if self.proc.is_none() {
             self.start()?;

@@ -34,7 +34,7 @@ fn setup_dirs(case: &Case) -> BTreeSet<String> {
                 }
                 (path, true)
             }
-            Fs::RootSymlink { .. } => continue,
+            Fs::RootSymlink { .. } | Fs::RootFifo | Fs::RootFile { .. } => continue,
         };
         let mut p = path.trim_end_matches('/').to_owned();
         if is_dir {
@@ -72,12 +72,19 @@ fn mask_run_dir(text: &str) -> String {
     // Where the sandboxes are made (/dev/shm or the temp folder), spelled <TMP>.
     let tmp = memcert::attack::sandbox::default_parent().to_string_lossy();
     let mut out = text.replace(tmp.trim_start_matches('/'), "<TMP>");
-    while let Some(i) = out
-        .find("memcert-")
-        .filter(|&i| !out[i..].starts_with("memcert-XXXXXX"))
-    {
-        let end = (i + "memcert-".len() + 6).min(out.len());
-        out.replace_range(i..end, "memcert-XXXXXX");
+    // The run folder `memcert-XXXXXX` and its alias `memcert-alias-XXXXXX` (what inputs name).
+    let mut at = 0;
+    while let Some(i) = out[at..].find("memcert-").map(|i| at + i) {
+        let start = if out[i..].starts_with("memcert-alias-") {
+            i + "memcert-alias-".len()
+        } else {
+            i + "memcert-".len()
+        };
+        let end = (start + 6).min(out.len());
+        if out.is_char_boundary(end) {
+            out.replace_range(start..end, "XXXXXX");
+        }
+        at = end.min(out.len());
     }
     out
 }
@@ -291,7 +298,7 @@ fn a_store_root_that_is_a_symlink_is_refused() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "the store root is a symbolic link; memcert refuses to follow it (B10)"
+        "the store root is a symbolic link; memcert refuses to follow it (bug:B10)"
     );
 }
 
