@@ -43,7 +43,10 @@ fn explain_works_without_the_repository() {
         lines.next(),
         Some("## `bug:B10` — intermediate symlinked directory (and a symlinked store root)")
     );
-    assert_eq!(stdout(&run(&bin, empty.path(), &["explain", "bug:B10"])), text);
+    assert_eq!(
+        stdout(&run(&bin, empty.path(), &["explain", "bug:B10"])),
+        text
+    );
 
     let row = stdout(&run(&bin, empty.path(), &["explain", "spec:3/S-4"]));
     assert!(

@@ -482,7 +482,7 @@ fn binary_exit_codes_and_json_report() {
         xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
     );
     let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
-    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 11 UNSAFE, 4 FAIL): `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
+    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 11 UNSAFE, 5 FAIL): `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
     assert!(
         md.contains("| UNSAFE | `symlink/inner-file/delete` |"),
         "{md}"
@@ -1402,24 +1402,17 @@ fn node_handler_built_with_node_init_arguments() {
 const CAREFUL_REWORDED: &str = "fixtures/handlers/careful/reworded.py:RewordedMemoryTool";
 
 /// The careful reworded handler's verdicts over the hand-written catalog (races apart, the
-/// permission cases apart) other than PASS: its other words are NON-STRICT; the three INFO are
-/// encoded names it keeps as literal names. Two kinds of finding belong to other parts of issue 11
-/// and are listed as measured: the handler refuses a linked store root in its constructor
-/// (`scenario/root-symlink/*` ERROR "reset refused"), and its errors repeat the input path with
-/// `//` collapsed, which the echo rule takes for a disclosed host path (`*double-slash*` UNSAFE).
+/// permission cases apart) other than PASS: its other words are NON-STRICT; the INFO are encoded
+/// names it keeps as literal names (and `//` collapsed). It refuses a linked store root in its
+/// constructor: a refusal at start, PASS (`scenario/root-symlink/*`); its errors repeat the input
+/// path, which names the alias, never the real sandbox: no disclosure.
 fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
     use Verdict::*;
     let mut m = BTreeMap::from([
-        ("traversal/absolute/double-slash-view", Unsafe),
-        ("traversal/absolute/double-slash-create", Unsafe),
+        ("traversal/absolute/double-slash-create", Info),
         ("traversal/encoded/single/create", Info),
         ("traversal/encoded/single/create-dir", Info),
         ("traversal/unicode/fullwidth-slash/create", Info),
-        ("scenario/root-symlink/view", Error),
-        ("scenario/root-symlink/create", Error),
-        ("scenario/root-symlink/str_replace", Error),
-        ("scenario/root-symlink/delete", Error),
-        ("scenario/root-symlink/rename", Error),
     ]);
     for id in [
         "view/dir/empty-root",
@@ -1545,31 +1538,17 @@ fn careful_handler_in_other_words_is_never_worse_than_non_strict() {
         .filter(|(id, _)| !id.starts_with("payload/"))
         .collect();
     assert_eq!(hand, careful_reworded_expected());
-    let mut unsafe_payloads = 0;
     for r in &records {
-        // Wording is never a FAIL, and no finding says only "matches none".
+        // Wording is never a FAIL, and no finding says only "matches none"; nothing is UNSAFE.
         assert!(r.verdict != Verdict::Fail, "{}: {:?}", r.id, r.findings);
+        assert!(r.verdict != Verdict::Unsafe, "{}: {:?}", r.id, r.findings);
         for f in &r.findings {
             assert!(!f.detail.contains("matches none"), "{}: {}", r.id, f.detail);
         }
-        if r.verdict == Verdict::Unsafe {
-            // Only the echo of a collapsed `//` (the disclosure part of issue 11).
-            assert!(r.id.contains("double-slash"), "{}", r.id);
-            assert!(
-                r.findings
-                    .iter()
-                    .filter(|f| f.verdict == Verdict::Unsafe)
-                    .all(|f| f.kind == "host-path-disclosed"),
-                "{}: {:?}",
-                r.id,
-                r.findings
-            );
-            unsafe_payloads += r.id.starts_with("payload/") as usize;
-        } else if r.id.starts_with("payload/") {
+        if r.id.starts_with("payload/") {
             assert!(r.verdict <= Verdict::NonStrict, "{}: {}", r.id, r.verdict);
         }
     }
-    assert_eq!(unsafe_payloads, 70);
 }
 
 #[test]
@@ -1626,6 +1605,9 @@ fn one_flaw_handlers_fail_where_they_meet_the_flaw_and_the_finding_names_it() {
                 ("traversal/unicode/fullwidth-dots/view", Info, literal),
                 ("traversal/unicode/two-dot-leader/view", Info, literal),
                 ("traversal/unicode/small-reverse-solidus/view", Info, literal),
+                // The absolute double-slash view aims at the alias through the store: the
+                // careful handler refuses it; this one answers "not found" as a success.
+                ("traversal/absolute/double-slash-view", Info, literal),
             ],
         ),
     ];

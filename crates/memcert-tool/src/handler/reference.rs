@@ -212,7 +212,7 @@ impl Reference {
                 .open_dir_nofollow(name)
                 .map_err(|e| match parent.symlink_metadata(name) {
                     Ok(m) if m.file_type().is_symlink() => io::Error::other(
-                        "the store root is a symbolic link; memcert refuses to follow it (bug:B10)",
+                        "the store root is a symbolic link; memcert refuses to follow it (B10)",
                     ),
                     _ => e,
                 })?;

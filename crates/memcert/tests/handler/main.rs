@@ -298,7 +298,7 @@ fn a_store_root_that_is_a_symlink_is_refused() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "the store root is a symbolic link; memcert refuses to follow it (bug:B10)"
+        "the store root is a symbolic link; memcert refuses to follow it (B10)"
     );
 }
 
