@@ -41,6 +41,8 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,
         snapshots: certify::Snapshots::Record,
+        // Race cases are never recorded: one round is enough to run them.
+        race_rounds: Some(1),
         ..Config::default()
     };
     let started = Instant::now();
