@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every memcert test on a fresh machine. Installs what the tests need: a Python venv at .venv
 # with the pinned anthropic SDK (adapters/python/requirements.txt), adapters/node/node_modules with
-# the pinned @anthropic-ai/sdk (adapters/node/package-lock.json), and cargo-fuzz for a 10 s smoke
+# the pinned @anthropic-ai/sdk (adapters/node/package-lock.json), and cargo-fuzz (under .tools/, not ~/.cargo/bin) for a 10 s smoke
 # run per fuzz target on the image's nightly (MEMCERT_SKIP_FUZZ=1 skips that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,8 +37,10 @@ if [ "${MEMCERT_SKIP_FUZZ:-}" = 1 ]; then
   exit 0
 fi
 echo "==> cargo fuzz smoke: 10 s per target on the image's nightly"
-if ! cargo fuzz --version >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked --version 0.13.2 --quiet
+# cargo-fuzz goes under the repository (.tools/bin), never into ~/.cargo/bin.
+export PATH="$PWD/.tools/bin:$PATH"
+if ! .tools/bin/cargo-fuzz --version 2>/dev/null | grep -q ' 0.13.2'; then
+  cargo install cargo-fuzz --locked --version 0.13.2 --quiet --root .tools
 fi
 cd fuzz
 for target in vpath tool_input command_sequence; do
