@@ -165,8 +165,6 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (Fail, "reply", "spec:2.4/F16", 1),
     (Fail, "check", "spec:2.4/F3", 1),
     (Fail, "reply", "spec:2.4/F3", 1),
-    (Fail, "check", "spec:3.1", 1),
-    (Fail, "check", "spec:3.1", 1),
     (Fail, "reply", "spec:3/S-9", 1),
     (Fail, "reply", "spec:3/S-9", 1),
     (NonStrict, "reply", "bug:B25", 4),
@@ -194,8 +192,6 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:2.5/X15", 1),
     (NonStrict, "check", "spec:2.6/H5", 1),
     (NonStrict, "check", "spec:2.6/H6", 1),
-    (NonStrict, "check", "spec:3.1", 1),
-    (NonStrict, "reply", "spec:3.1", 1),
     (NonStrict, "reply", "spec:3/P-3", 1),
     (NonStrict, "reply", "spec:3/P-3", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
@@ -225,7 +221,10 @@ fn python_sdk_causes() {
 #[test]
 fn typescript_sdk_causes() {
     let (_dir, mut t) = sdk_target(Profile::TypescriptSdk);
-    let records = run_cases(&mut t, Profile::TypescriptSdk, &standard_without_races());
+    // The TypeScript runner's batch/* outcomes depend on timing (its calls of one turn run at
+    // once); their verdicts are asserted as allowed sets in tests/certify, not as causes here.
+    let cases = certify::select(standard_without_races(), &[], &["batch/*".to_owned()]).unwrap();
+    let records = run_cases(&mut t, Profile::TypescriptSdk, &cases);
     assert_causes("typescript-sdk", &records, TYPESCRIPT_SDK);
 }
 
