@@ -193,8 +193,12 @@ impl Field {
     }
 }
 
+/// The bug a plain `..` traversal is cited by.
+const PLAIN_TRAVERSAL: &str = "bug:B01";
+
 /// Every payload, deduplicated by text, in a fixed order: traversal (dot, slash, depth), then
 /// the data families, then the long names.
+
 pub fn corpus() -> Vec<Payload> {
     let g = grammar();
     let mut out = Vec::new();
@@ -208,9 +212,16 @@ pub fn corpus() -> Vec<Payload> {
                     text.push_str(&slash.text);
                 }
                 text.push_str(&format!("{{DOWN:{depth}}}{}", g.target));
+                // The spelling that makes the payload special comes first: a plain `..`
+                // (bug:B01) with an encoded or look-alike separator is cited by the
+                // separator's bug, so one decoding flaw is one cause (`report::causes`).
                 let mut source = vec![dot.source.clone()];
                 if slash.source != dot.source {
-                    source.push(slash.source.clone());
+                    if dot.source == PLAIN_TRAVERSAL {
+                        source.insert(0, slash.source.clone());
+                    } else {
+                        source.push(slash.source.clone());
+                    }
                 }
                 out.push(Payload {
                     id: format!("traversal/{}/{}/depth-{depth}", dot.name, slash.name),

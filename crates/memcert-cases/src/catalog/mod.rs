@@ -243,6 +243,9 @@ pub(crate) fn outside(rel: &str) -> LinkTo {
 
 /// A sentinel file that root cases check survives.
 pub(crate) const SENTINEL: &str = "/memories/keep.txt";
+/// The check text of every case where losing a file the command did not name means the store
+/// (or part of it) was destroyed: UNSAFE wherever it is seen (issue 11: one effect, one verdict).
+pub(crate) const STORE_SURVIVES: &str = "the store survives (data destroyed otherwise)";
 /// Content of [`SENTINEL`].
 pub(crate) const SENTINEL_TEXT: &str = "keep me\n";
 

@@ -17,7 +17,8 @@
 //!   long names) is only dangerous after a decoding or normalising step: refusing it is PASS, a
 //!   success (taken as a literal name inside the store) is INFO, as bug:B19, bug:B20, bug:B21 allow.
 //! - `/memories/a.md` must keep its content (except for `rename.new_path`, whose success
-//!   rightly moves it): a root alias that deletes or overwrites the store is FAIL.
+//!   rightly moves it): a root alias that deletes or overwrites the store is UNSAFE (data
+//!   destroyed), as in the `root/delete/*` cases.
 //!
 //! Levels choose which pairs run (see [`RunLevel`]); the choice is a fixed rotation over the
 //! corpus, never random, so a case id means the same input on every run and machine.
@@ -188,11 +189,13 @@ pub fn case(p: &Payload, f: Field) -> Case {
         .file("/memories/a.md", "a\n")
         .send(f.input(&aimed(p, f)), accept);
     if f != Field::RenameNewPath {
+        // Losing a file the command did not name is data destroyed, UNSAFE, as in the root
+        // cases (`root/delete/*`): the same effect has the same verdict in every case.
         b = b.check(
             "/memories/a.md",
             Expected::File(b"a\n".to_vec()),
-            Verdict::Fail,
-            "/memories/a.md keeps its content",
+            Verdict::Unsafe,
+            super::STORE_SURVIVES,
         );
     }
     let mut case = b.done();

@@ -20,8 +20,8 @@ fn guarded(id: &str, input: serde_json::Value, best: Option<Outcome>, src: &[&st
         .file(SENTINEL, SENTINEL_TEXT)
         .dir("/memories/deep")
         .send(input, accept)
-        .check(SENTINEL, Expected::File(SENTINEL_TEXT.as_bytes().to_vec()), Verdict::Unsafe, "the store survives (data destroyed otherwise)")
-        .check("/memories/deep", Expected::Dir, Verdict::Unsafe, "the store survives (data destroyed otherwise)")
+        .check(SENTINEL, Expected::File(SENTINEL_TEXT.as_bytes().to_vec()), Verdict::Unsafe, super::STORE_SURVIVES)
+        .check("/memories/deep", Expected::Dir, Verdict::Unsafe, super::STORE_SURVIVES)
         .done()
 }
 
@@ -76,7 +76,7 @@ pub(super) fn cases() -> Vec<Case> {
             "root/delete/dotdot",
             delete("/memories/deep/.."),
             None,
-            &["spec:2.5/Q5", "bug:B02", "bug:B07"],
+            &["spec:2.5/Q5", "bug:B07", "bug:B02"],
         ),
         guarded(
             "root/delete/via-parent",
@@ -129,7 +129,7 @@ pub(super) fn cases() -> Vec<Case> {
             SENTINEL,
             Expected::File(SENTINEL_TEXT.as_bytes().to_vec()),
             Verdict::Unsafe,
-            "the store survives",
+            super::STORE_SURVIVES,
         )
         .done(),
         B::must(

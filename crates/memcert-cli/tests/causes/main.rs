@@ -320,172 +320,24 @@ fn fixture_globs(fixture: &str) -> Vec<String> {
     }
 }
 
-/// Each one-flaw fixture (file, class) with its expected causes, every verdict included.
+/// Each one-flaw fixture (file, class) with its expected causes, every verdict included: one
+/// cause each (issue 11: one flaw is one cause, reported once with its count).
 const FIXTURES: &[(&str, &str, &[Row])] = &[
-    (
-        "naive_join",
-        "NaiveJoinMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B01", 6),
-            (Unsafe, "outside-read", "bug:B01", 2),
-            (Unsafe, "outside-copied", "bug:B01", 1),
-            (NonStrict, "reply", "bug:B01", 7),
-        ],
-    ),
-    (
-        "decode_after_check",
-        "DecodeAfterCheckMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B19", 24),
-            (Unsafe, "outside-read", "bug:B19", 8),
-            (Unsafe, "outside-changed", "bug:B01", 6),
-            (Unsafe, "outside-copied", "bug:B19", 4),
-            (Unsafe, "outside-read", "bug:B01", 2),
-            (Unsafe, "outside-copied", "bug:B01", 1),
-            (Info, "reply", "bug:B19", 28),
-            (Info, "reply", "bug:B01", 7),
-        ],
-    ),
-    (
-        "double_decode",
-        "DoubleDecodeMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B20", 18),
-            (Unsafe, "outside-changed", "bug:B01", 6),
-            (Unsafe, "outside-read", "bug:B20", 6),
-            (Unsafe, "outside-copied", "bug:B20", 3),
-            (Unsafe, "outside-read", "bug:B01", 2),
-            (Unsafe, "outside-copied", "bug:B01", 1),
-            (Info, "reply", "bug:B20", 21),
-            (Info, "reply", "bug:B01", 7),
-        ],
-    ),
-    (
-        "normalise_after_check",
-        "NormaliseAfterCheckMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B20", 24),
-            (Unsafe, "outside-read", "bug:B20", 8),
-            (Unsafe, "outside-changed", "bug:B01", 6),
-            (Unsafe, "outside-copied", "bug:B20", 4),
-            (Unsafe, "outside-read", "bug:B01", 2),
-            (Unsafe, "outside-copied", "bug:B01", 1),
-            (Info, "reply", "bug:B20", 28),
-            (Info, "reply", "bug:B01", 7),
-        ],
-    ),
-    (
-        "backslash_as_separator",
-        "BackslashSeparatorMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B01", 12),
-            (Unsafe, "outside-read", "bug:B01", 4),
-            (Unsafe, "outside-copied", "bug:B01", 2),
-            (Info, "reply", "bug:B01", 14),
-        ],
-    ),
-    (
-        "overlong_utf8",
-        "OverlongUtf8MemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B20", 24),
-            (Unsafe, "outside-read", "bug:B20", 8),
-            (Unsafe, "outside-changed", "bug:B01", 6),
-            (Unsafe, "outside-copied", "bug:B20", 4),
-            (Unsafe, "outside-read", "bug:B01", 2),
-            (Unsafe, "outside-copied", "bug:B01", 1),
-            (Info, "reply", "bug:B20", 28),
-            (Info, "reply", "bug:B01", 7),
-        ],
-    ),
-    (
-        "percent_u",
-        "PercentUMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B20", 6),
-            (Unsafe, "outside-read", "bug:B20", 2),
-            (Unsafe, "outside-copied", "bug:B20", 1),
-            (Info, "reply", "bug:B20", 7),
-        ],
-    ),
-    (
-        "strip_once",
-        "StripOnceMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B02", 12),
-            (Unsafe, "outside-read", "bug:B02", 4),
-            (Unsafe, "outside-copied", "bug:B02", 2),
-            (Info, "reply", "bug:B02", 14),
-        ],
-    ),
-    (
-        "nul_truncation",
-        "NulTruncationMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B16", 12),
-            (Unsafe, "outside-read", "bug:B16", 4),
-            (Unsafe, "outside-copied", "bug:B16", 2),
-            (Info, "reply", "bug:B16", 14),
-        ],
-    ),
-    (
-        "semicolon_params",
-        "SemicolonParamsMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B19", 6),
-            (Unsafe, "outside-read", "bug:B19", 2),
-            (Unsafe, "outside-copied", "bug:B19", 1),
-            (Info, "reply", "bug:B19", 7),
-        ],
-    ),
-    (
-        "raw_os_errors",
-        "RawOsErrorsMemoryTool",
-        &[(Unsafe, "host-path-disclosed", "bug:B07", 12)],
-    ),
-    (
-        "absolute_join",
-        "AbsoluteJoinMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B03", 6),
-            (Unsafe, "outside-read", "bug:B03", 2),
-            (Unsafe, "outside-copied", "bug:B03", 1),
-            (Info, "reply", "bug:B03", 7),
-        ],
-    ),
-    (
-        "root_alias_delete",
-        "RootAliasDeleteMemoryTool",
-        &[
-            (Fail, "check", "bug:B07", 4),
-            (Fail, "check", "bug:B02", 1),
-            (NonStrict, "reply", "bug:B02", 1),
-            (NonStrict, "reply", "bug:B07", 1),
-            (Info, "reply", "bug:B07", 3),
-        ],
-    ),
-    (
-        "prefix_without_separator",
-        "PrefixWithoutSeparatorMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "bug:B04", 18),
-            (Unsafe, "outside-read", "bug:B04", 6),
-            (Unsafe, "outside-copied", "bug:B04", 3),
-            (NonStrict, "reply", "bug:B04", 21),
-        ],
-    ),
-    (
-        "follows_links",
-        "FollowsLinksMemoryTool",
-        &[
-            (Unsafe, "outside-changed", "spec:3/S-1", 3),
-            (Unsafe, "outside-read", "spec:3/S-1", 3),
-            (Unsafe, "outside-read", "bug:B05", 1),
-            (Fail, "reply", "spec:3/S-1", 4),
-            (Fail, "reply", "bug:B05", 1),
-            (Fail, "reply", "spec:3/S-1", 1),
-        ],
-    ),
+    ("naive_join", "NaiveJoinMemoryTool", &[(Unsafe, "escape", "bug:B01", 7)]),
+    ("decode_after_check", "DecodeAfterCheckMemoryTool", &[(Unsafe, "escape", "bug:B19", 35)]),
+    ("double_decode", "DoubleDecodeMemoryTool", &[(Unsafe, "escape", "bug:B20", 28)]),
+    ("normalise_after_check", "NormaliseAfterCheckMemoryTool", &[(Unsafe, "escape", "bug:B20", 35)]),
+    ("backslash_as_separator", "BackslashSeparatorMemoryTool", &[(Unsafe, "escape", "bug:B21", 14)]),
+    ("overlong_utf8", "OverlongUtf8MemoryTool", &[(Unsafe, "escape", "bug:B20", 35)]),
+    ("percent_u", "PercentUMemoryTool", &[(Unsafe, "escape", "bug:B20", 7)]),
+    ("strip_once", "StripOnceMemoryTool", &[(Unsafe, "escape", "bug:B02", 14)]),
+    ("nul_truncation", "NulTruncationMemoryTool", &[(Unsafe, "escape", "bug:B16", 14)]),
+    ("semicolon_params", "SemicolonParamsMemoryTool", &[(Unsafe, "escape", "bug:B19", 7)]),
+    ("raw_os_errors", "RawOsErrorsMemoryTool", &[(Unsafe, "host-path-disclosed", "bug:B07", 12)]),
+    ("absolute_join", "AbsoluteJoinMemoryTool", &[(Unsafe, "escape", "bug:B03", 7)]),
+    ("root_alias_delete", "RootAliasDeleteMemoryTool", &[(Unsafe, "check", "bug:B07", 5)]),
+    ("prefix_without_separator", "PrefixWithoutSeparatorMemoryTool", &[(Unsafe, "escape", "bug:B04", 21)]),
+    ("follows_links", "FollowsLinksMemoryTool", &[(Unsafe, "escape", "bug:B09", 6)]),
 ];
 
 #[test]

@@ -117,7 +117,17 @@ pub struct Judgement {
     pub steps: Vec<StepGrade>,
 }
 
+/// Whether a finding kind means the handler reached outside the root: `outside-read`,
+/// `outside-changed` or `outside-copied` (all UNSAFE).
+pub fn is_escape(kind: &str) -> bool {
+    matches!(kind, "outside-read" | "outside-changed" | "outside-copied")
+}
+
 /// Judge a case from its observation. Pure.
+///
+/// When the oracle sees an escape, the replies' INFO and NON-STRICT notes are left out: they
+/// say how a path was taken inside the store ("taken as a literal name inside the store"), and
+/// the disk shows it was not, so a case never states both.
 pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> Judgement {
     if let Some(why) = &obs.skipped {
         return skipped(why);
@@ -150,10 +160,24 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     findings.extend(outside_findings(case, obs));
     findings.extend(check_findings(case, obs));
     if let Some(why) = &obs.refused_at_start {
+        // A refusal to start goes to the application, not to the model, so a host path in it
+        // is not disclosure; the canary token in it still shows a read outside the root.
+        if !obs.token.is_empty() && why.contains(&obs.token) {
+            findings.push(Finding {
+                verdict: Verdict::Unsafe,
+                kind: "outside-read".into(),
+                detail: "the refusal to start holds the canary token: content or names from outside the root were read".into(),
+            });
+        }
         findings.push(Finding {
             verdict: Verdict::Pass,
             kind: "refused-at-start".into(),
             detail: why.clone(),
+        });
+    }
+    if findings.iter().any(|f| is_escape(&f.kind)) {
+        findings.retain(|f| {
+            f.kind != "reply" || !matches!(f.verdict, Verdict::Info | Verdict::NonStrict)
         });
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));

@@ -1,30 +1,42 @@
 //! Causes: the non-PASS findings of a run grouped so that one flaw reads as one line, not as
 //! hundreds of verdicts (issue 11, "causes first").
 //!
-//! Two findings share a [`Cause`] when they have the same verdict, the same finding kind, the
-//! same rule (their case's first citation id, `spec:2.1/D3`) and the same shape of detail
-//! ([`shape`]: the detail with paths, numbers, quoted strings, canary tokens and sandbox folders
-//! replaced by placeholders). Causes come worst verdict first, then most cases, then by rule and
-//! shape, so the order is stable. Every report leads with them.
+//! A case takes part through the findings that set its verdict (its worst ones): a FAIL reply
+//! grade in a case the oracle already found UNSAFE is a symptom of the same flaw, shown with the
+//! case, not a cause of its own. Two such findings share a [`Cause`] when they have the same
+//! verdict, the same effect ([`effect`]: the finding kind, except that reading, changing and
+//! copying outside the root are one effect, `escape`), the same rule ([`rule`]: the first bug
+//! class the case cites, else its first citation) and, except for escapes, the same shape of
+//! detail ([`shape`]: paths, numbers, quoted strings, canary tokens and sandbox folders
+//! replaced by placeholders). Causes come worst verdict first, then most cases, then by rule
+//! and shape, so the order is stable. Every report leads with them.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::attack::oracle;
 use crate::certify::CaseRecord;
 use crate::protocol::ToolResult;
 use crate::suite::verdict::Verdict;
+
+/// The start of the check that finds the store destroyed (`catalog::STORE_SURVIVES`).
+const STORE_SURVIVES: &str = "the store survives";
 
 /// One cause: the findings of one verdict, kind, rule and shape, with the cases that show it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Cause {
     /// The verdict of the findings (not of their cases, which may be worse).
     pub verdict: Verdict,
-    /// The finding kind (`outside-read`, `host-path-disclosed`, `reply`, `check`, ...).
+    /// The effect: the finding kind (`host-path-disclosed`, `reply`, `check`, ...), or
+    /// `escape` for reads, changes and copies outside the root ([`effect`]).
     pub kind: String,
-    /// The rule: the first citation id of the cases (`spec:2.1/D3`, `bug:B10`); empty when a
-    /// case cites nothing.
+    /// The finding kinds behind the cause, sorted (`["outside-changed", "outside-read"]` for
+    /// an escape; the kind itself otherwise).
+    pub kinds: Vec<String>,
+    /// The rule ([`rule`]): the first bug class the cases cite (`bug:B10`), else their first
+    /// citation (`spec:2.1/D3`); empty when a case cites nothing.
     pub spec: String,
     /// The finding's detail with the run's particulars replaced by placeholders ([`shape`]).
     pub shape: String,
@@ -38,7 +50,8 @@ pub struct Cause {
     pub excused: usize,
     /// The ids of the cases, in run order.
     pub ids: Vec<String>,
-    /// The minimal example: the case of the cause with the fewest steps (first in run order).
+    /// The minimal example: the case of the cause with the fewest steps (then one whose disk
+    /// shows a change, then first in run order).
     pub example: Example,
 }
 
@@ -68,10 +81,14 @@ pub struct ExampleStep {
     pub error: Option<String>,
 }
 
-/// The one-line fix hint for a finding kind (refined by verdict where one kind covers both a
-/// leak and a slip); a generic line for a kind this table lacks.
-pub fn hint(kind: &str, verdict: Verdict) -> &'static str {
+/// The one-line fix hint for a cause's effect (refined by verdict where one kind covers both a
+/// leak and a slip, and by shape for a destroyed store); a generic line for a kind this table
+/// lacks.
+pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
     match (kind, verdict) {
+        ("escape", _) => {
+            "resolve every path under the store root, refusing links, before any read, write or remove"
+        }
         ("outside-read", _) => {
             "resolve the path and check it stays under the store root before opening; refuse links"
         }
@@ -82,6 +99,9 @@ pub fn hint(kind: &str, verdict: Verdict) -> &'static str {
             "never read content in through a link or a hard link to the outside"
         }
         ("host-path-disclosed", _) => "errors must name the virtual path, never the host path",
+        ("check", Verdict::Unsafe) if shape.starts_with(STORE_SURVIVES) => {
+            "refuse every spelling of the root: compare the resolved target with the resolved root, never the string"
+        }
         ("check", Verdict::Unsafe) => {
             "act on a link itself, never on its target (lstat, unlink, rename the link)"
         }
@@ -108,16 +128,64 @@ pub fn hint(kind: &str, verdict: Verdict) -> &'static str {
     }
 }
 
-/// Group the non-PASS findings of `cases` into causes, worst verdict first, then most cases.
+/// The effect a finding kind groups under: `escape` for the kinds that mean the handler reached
+/// outside the root ([`oracle::is_escape`]; which of them shows follows from the command the
+/// case sent, not from the flaw), the kind itself otherwise.
+pub fn effect(kind: &str) -> &str {
+    if oracle::is_escape(kind) {
+        "escape"
+    } else {
+        kind
+    }
+}
+
+/// The rule a case's findings group under: its first `bug:` citation (a class of flaw, the
+/// mechanism), else its first citation (a requirement), else empty. One mechanism met through
+/// several requirements (a root guard on the raw string, bug:B07, under `root/delete/*` and
+/// `payload/root-alias/*`) is then one cause.
+pub fn rule(source: &[String]) -> String {
+    source
+        .iter()
+        .find(|s| s.starts_with("bug:"))
+        .or_else(|| source.first())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Group the findings that set each non-PASS case's verdict into causes, worst verdict first,
+/// then most cases. Shapes: an escape's is the sentence [`escape_shape`] makes of its kinds;
+/// every other cause's is its findings' common [`shape`].
 pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
-    // (verdict, kind, spec, shape) -> (case indices in run order, the example's finding detail)
+    // (verdict, effect, rule, shape) -> (case indices in run order, the example's finding
+    // detail, the kinds seen)
     type Key = (Verdict, String, String, String);
-    let mut groups: BTreeMap<Key, Vec<(usize, String)>> = BTreeMap::new();
+    type Members = (Vec<(usize, String)>, Vec<String>);
+    let mut groups: BTreeMap<Key, Members> = BTreeMap::new();
     for (i, c) in cases.iter().enumerate() {
-        let spec = c.source.first().cloned().unwrap_or_default();
-        for f in c.findings.iter().filter(|f| f.verdict != Verdict::Pass) {
-            let key = (f.verdict, f.kind.clone(), spec.clone(), shape(&f.detail));
-            let list = groups.entry(key).or_default();
+        let rule = rule(&c.source);
+        let worst = c.findings.iter().map(|f| f.verdict).max();
+        // A case counts once per effect: its first finding of an effect gives the shape (two
+        // checks of one wiped store are one event).
+        let mut seen: Vec<&str> = Vec::new();
+        for f in &c.findings {
+            if f.verdict == Verdict::Pass || Some(f.verdict) != worst {
+                continue;
+            }
+            let effect = effect(&f.kind);
+            if effect != "escape" && seen.contains(&effect) {
+                continue;
+            }
+            seen.push(effect);
+            let shape = if effect == "escape" {
+                String::new()
+            } else {
+                shape(&f.detail)
+            };
+            let key = (f.verdict, effect.to_owned(), rule.clone(), shape);
+            let (list, kinds) = groups.entry(key).or_default();
+            if !kinds.contains(&f.kind) {
+                kinds.push(f.kind.clone());
+            }
             if list.last().map(|(j, _)| *j) != Some(i) {
                 list.push((i, f.detail.clone()));
             }
@@ -125,17 +193,28 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
     }
     let mut out: Vec<Cause> = groups
         .into_iter()
-        .map(|((verdict, kind, spec, shape), members)| {
+        .map(|((verdict, kind, spec, shape), (members, mut kinds))| {
+            kinds.sort();
+            // The fewest steps, then one whose disk shows the damage, then run order.
             let (ex, detail) = members
                 .iter()
-                .min_by_key(|(i, _)| (cases[*i].steps.len(), *i))
+                .min_by_key(|(i, _)| {
+                    let no_disk = example(&cases[*i], String::new()).disk.is_empty();
+                    (cases[*i].steps.len(), no_disk, *i)
+                })
                 .cloned()
                 .unwrap_or_default();
             let c = &cases[ex];
+            let shape = if kind == "escape" {
+                escape_shape(&kinds)
+            } else {
+                shape
+            };
             Cause {
                 verdict,
-                hint: hint(&kind, verdict).to_owned(),
+                hint: hint(&kind, verdict, &shape).to_owned(),
                 kind,
+                kinds,
                 spec,
                 shape,
                 requirement: c.requirement.clone(),
@@ -155,6 +234,22 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             .then_with(|| (&a.spec, &a.kind, &a.shape).cmp(&(&b.spec, &b.kind, &b.shape)))
     });
     out
+}
+
+/// The one sentence of an escape cause, from its sorted finding kinds:
+/// `reached outside the root (changed, copied into the store, read)` and the like.
+pub fn escape_shape(kinds: &[String]) -> String {
+    let what: Vec<&str> = kinds
+        .iter()
+        .filter_map(|k| match k.as_str() {
+            "outside-read" => Some("read"),
+            "outside-changed" => Some("changed"),
+            "outside-copied" => Some("copied into the store"),
+            _ => None,
+        })
+        .collect();
+    let list = what.join(", ");
+    format!("reached outside the root ({list})")
 }
 
 fn example(c: &CaseRecord, detail: String) -> Example {
@@ -518,7 +613,7 @@ mod tests {
             all[0].example.detail,
             "step 1: the reply discloses the host path /tmp/y/b"
         );
-        assert_eq!(all[0].hint, hint("host-path-disclosed", Verdict::Unsafe));
+        assert_eq!(all[0].hint, hint("host-path-disclosed", Verdict::Unsafe, ""));
         assert_eq!(counts_line(&all), "2 UNSAFE, 1 FAIL");
         assert_eq!(counts_line(&[]), "none");
     }

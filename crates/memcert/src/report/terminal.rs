@@ -216,6 +216,12 @@ fn causes_section(summary: &Summary, causes: &[super::causes::Cause], verbose: b
         for d in c.example.disk.iter().take(2) {
             s.push_str(&format!("       disk: {}\n", visible(&first_line(d, 160))));
         }
+        if !c.example.disk.contains(&c.example.detail) {
+            s.push_str(&format!(
+                "       seen: {}\n",
+                visible(&first_line(&c.example.detail, 160))
+            ));
+        }
         s.push_str(&format!("     fix:     {}\n", c.hint));
         if c.ids.len() == 1 {
             continue;
