@@ -20,7 +20,7 @@ pub mod verdict;
 /// The version of the case catalog: the cases, their requirements and how they grade. Every
 /// change to the catalog (a case added, retired, or changed in verdict) bumps it and adds an
 /// entry to `CHANGELOG.md` at the repository root. `YEAR.MONTH.N`.
-pub const CATALOG_VERSION: &str = "2026.12.1";
+pub const CATALOG_VERSION: &str = "2026.12.2";
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -258,7 +258,8 @@ fn joining_an_absolute_remainder_is_caught_by_the_double_slash_payload() {
 #[test]
 fn a_root_guard_on_the_spelling_is_caught_by_root_aliases_in_delete() {
     // No escape here: the damage is inside the root (the whole store deleted), which the
-    // payload case's check finds (kind `check`, FAIL), and the reference refuses or confines.
+    // payload case's check finds (kind `check`, UNSAFE as under root/delete/*: data destroyed),
+    // and the reference refuses or confines.
     let globs: Vec<String> = [
         "dot",
         "dot-slash",
@@ -275,14 +276,15 @@ fn a_root_guard_on_the_spelling_is_caught_by_root_aliases_in_delete() {
         "root_alias_delete",
         "RootAliasDeleteMemoryTool",
         &cases,
-        Verdict::Fail,
+        Verdict::Unsafe,
         |_| "check",
     );
     for r in &got {
         assert!(
             r.findings.iter().any(|f| f.kind == "check"
-                && f.detail
-                    .starts_with("/memories/a.md keeps its content: expected a file")),
+                && f.detail.starts_with(
+                    "the store survives (data destroyed otherwise): expected a file"
+                )),
             "{}: {:?}",
             r.id,
             r.findings

@@ -3,7 +3,8 @@
 //!
 //! A case takes part through the findings that set its verdict (its worst ones): a FAIL reply
 //! grade in a case the oracle already found UNSAFE is a symptom of the same flaw, shown with the
-//! case, not a cause of its own. Two such findings share a [`Cause`] when they have the same
+//! case, not a cause of its own; so is a reply grade beside a disk finding (`check`, an escape)
+//! of the same verdict. Two such findings share a [`Cause`] when they have the same
 //! verdict, the same effect ([`effect`]: the finding kind, except that reading, changing and
 //! copying outside the root are one effect, `escape`), the same rule ([`rule`]: the first bug
 //! class the case cites, else its first citation) and, except for escapes, the same shape of
@@ -167,8 +168,16 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
         // A case counts once per effect: its first finding of an effect gives the shape (two
         // checks of one wiped store are one event).
         let mut seen: Vec<&str> = Vec::new();
+        // A reply grade beside a disk finding of the same verdict is its symptom (the reply
+        // reports what the handler wrongly did): the disk finding is the cause.
+        let on_disk = c.findings.iter().any(|f| {
+            Some(f.verdict) == worst && (f.kind == "check" || oracle::is_escape(&f.kind))
+        });
         for f in &c.findings {
-            if f.verdict == Verdict::Pass || Some(f.verdict) != worst {
+            if f.verdict == Verdict::Pass
+                || Some(f.verdict) != worst
+                || (on_disk && f.kind == "reply")
+            {
                 continue;
             }
             let effect = effect(&f.kind);

@@ -51,7 +51,7 @@ pub fn by_category(cases: &[CaseRecord]) -> BTreeMap<&str, BTreeMap<Verdict, usi
 }
 
 /// The header every report shows: memcert's version and the catalog's
-/// (`memcert 0.1.0, catalog 2026.12.1`).
+/// (`memcert 0.1.0, catalog 2026.12.2`).
 pub fn versions() -> String {
     format!(
         "memcert {}, catalog {}",
