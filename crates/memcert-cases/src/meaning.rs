@@ -423,6 +423,41 @@ fn numbered(line: &str) -> Option<(usize, String)> {
     Some((n, text.to_owned()))
 }
 
+/// `got` (numbered lines as [`parse_numbered`] read them) with one separator taken off every
+/// line when that makes the texts those of `want` (line number -> text): a handler that puts
+/// two spaces (or `: ` and a tab, ...) between the number and the text, where the reader took
+/// one, shows the right lines in another format. The separator must be whitespace, the same on
+/// every line that has text, and an empty line may show it or not. `got` is returned as it is
+/// when no such separator exists.
+pub fn realign(got: Vec<(usize, String)>, want: &[(usize, String)]) -> Vec<(usize, String)> {
+    let want_of = |n: usize| want.iter().find(|(m, _)| *m == n).map(|(_, t)| t.as_str());
+    let mut sep: Option<&str> = None;
+    for (n, t) in &got {
+        let Some(w) = want_of(*n) else {
+            return got;
+        };
+        if w.is_empty() && t.chars().all(char::is_whitespace) {
+            continue;
+        }
+        let Some(head) = t.strip_suffix(w) else {
+            return got;
+        };
+        if head.is_empty()
+            || !head.chars().all(char::is_whitespace)
+            || sep.is_some_and(|s| s != head)
+        {
+            return got;
+        }
+        sep = Some(head);
+    }
+    if sep.is_none() {
+        return got;
+    }
+    got.iter()
+        .map(|(n, _)| (*n, want_of(*n).unwrap_or_default().to_owned()))
+        .collect()
+}
+
 /// The numbered lines of a file view or snippet: the longest run of numbered lines, the first
 /// line taken as a header when its number does not continue into the next. `None` when no line
 /// is numbered.
@@ -717,6 +752,23 @@ mod tests {
             ]
         );
         assert_eq!(parse_listing(""), None);
+    }
+
+    #[test]
+    fn realign_takes_off_one_whitespace_separator() {
+        let want = vec![
+            (1, "Hello".to_owned()),
+            (2, String::new()),
+            (3, "  x".to_owned()),
+        ];
+        let two_spaces = parse_numbered("     1  Hello\n     2  \n     3    x").unwrap();
+        assert_eq!(two_spaces[0], (1, " Hello".to_owned()));
+        assert_eq!(realign(two_spaces, &want), want);
+        // A wrong text stays wrong; separators that differ from line to line are not one.
+        let wrong = parse_numbered("1  Hello\n2  \n3  y").unwrap();
+        assert_eq!(realign(wrong.clone(), &want), wrong);
+        let mixed = parse_numbered("1  Hello\n2\n3   x").unwrap();
+        assert_eq!(realign(mixed.clone(), &want), mixed);
     }
 
     #[test]

@@ -475,7 +475,10 @@ fn compare_view(first: usize, count: usize, want: &str, text: &str) -> Result<Ve
         Some((_, l)) if l.is_empty() => &want_lines[..want_lines.len() - 1],
         _ => &want_lines[..],
     };
-    let got = meaning::parse_numbered(text).unwrap_or_default();
+    let got = meaning::realign(
+        meaning::parse_numbered(text).unwrap_or_default(),
+        &want_lines,
+    );
     if got == want_lines {
         return Ok(Vec::new());
     }
@@ -559,7 +562,7 @@ fn compare_done(
         ));
     }
     if let Some(got) = meaning::parse_numbered(text) {
-        for (n, t) in &got {
+        for (n, t) in &meaning::realign(got, lines) {
             if let Some((_, w)) = lines.iter().find(|(m, _)| m == n) {
                 if w != t {
                     return Err(format!(

@@ -282,9 +282,8 @@ fn a_root_guard_on_the_spelling_is_caught_by_root_aliases_in_delete() {
     for r in &got {
         assert!(
             r.findings.iter().any(|f| f.kind == "check"
-                && f.detail.starts_with(
-                    "the store survives (data destroyed otherwise): expected a file"
-                )),
+                && f.detail
+                    .starts_with("the store survives (data destroyed otherwise): expected a file")),
             "{}: {:?}",
             r.id,
             r.findings

@@ -286,21 +286,81 @@ fn fixture_globs(fixture: &str) -> Vec<String> {
 /// Each one-flaw fixture (file, class) with its expected causes, every verdict included: one
 /// cause each (issue 11: one flaw is one cause, reported once with its count).
 const FIXTURES: &[(&str, &str, &[Row])] = &[
-    ("naive_join", "NaiveJoinMemoryTool", &[(Unsafe, "escape", "bug:B01", 7)]),
-    ("decode_after_check", "DecodeAfterCheckMemoryTool", &[(Unsafe, "escape", "bug:B19", 35)]),
-    ("double_decode", "DoubleDecodeMemoryTool", &[(Unsafe, "escape", "bug:B20", 28)]),
-    ("normalise_after_check", "NormaliseAfterCheckMemoryTool", &[(Unsafe, "escape", "bug:B20", 35)]),
-    ("backslash_as_separator", "BackslashSeparatorMemoryTool", &[(Unsafe, "escape", "bug:B21", 14)]),
-    ("overlong_utf8", "OverlongUtf8MemoryTool", &[(Unsafe, "escape", "bug:B20", 35)]),
-    ("percent_u", "PercentUMemoryTool", &[(Unsafe, "escape", "bug:B20", 7)]),
-    ("strip_once", "StripOnceMemoryTool", &[(Unsafe, "escape", "bug:B02", 14)]),
-    ("nul_truncation", "NulTruncationMemoryTool", &[(Unsafe, "escape", "bug:B16", 14)]),
-    ("semicolon_params", "SemicolonParamsMemoryTool", &[(Unsafe, "escape", "bug:B19", 7)]),
-    ("raw_os_errors", "RawOsErrorsMemoryTool", &[(Unsafe, "host-path-disclosed", "bug:B07", 12)]),
-    ("absolute_join", "AbsoluteJoinMemoryTool", &[(Unsafe, "escape", "bug:B03", 7)]),
-    ("root_alias_delete", "RootAliasDeleteMemoryTool", &[(Unsafe, "check", "bug:B07", 5)]),
-    ("prefix_without_separator", "PrefixWithoutSeparatorMemoryTool", &[(Unsafe, "escape", "bug:B04", 21)]),
-    ("follows_links", "FollowsLinksMemoryTool", &[(Unsafe, "escape", "bug:B09", 6)]),
+    (
+        "naive_join",
+        "NaiveJoinMemoryTool",
+        &[(Unsafe, "escape", "bug:B01", 7)],
+    ),
+    (
+        "decode_after_check",
+        "DecodeAfterCheckMemoryTool",
+        &[(Unsafe, "escape", "bug:B19", 35)],
+    ),
+    (
+        "double_decode",
+        "DoubleDecodeMemoryTool",
+        &[(Unsafe, "escape", "bug:B20", 28)],
+    ),
+    (
+        "normalise_after_check",
+        "NormaliseAfterCheckMemoryTool",
+        &[(Unsafe, "escape", "bug:B20", 35)],
+    ),
+    (
+        "backslash_as_separator",
+        "BackslashSeparatorMemoryTool",
+        &[(Unsafe, "escape", "bug:B21", 14)],
+    ),
+    (
+        "overlong_utf8",
+        "OverlongUtf8MemoryTool",
+        &[(Unsafe, "escape", "bug:B20", 35)],
+    ),
+    (
+        "percent_u",
+        "PercentUMemoryTool",
+        &[(Unsafe, "escape", "bug:B20", 7)],
+    ),
+    (
+        "strip_once",
+        "StripOnceMemoryTool",
+        &[(Unsafe, "escape", "bug:B02", 14)],
+    ),
+    (
+        "nul_truncation",
+        "NulTruncationMemoryTool",
+        &[(Unsafe, "escape", "bug:B16", 14)],
+    ),
+    (
+        "semicolon_params",
+        "SemicolonParamsMemoryTool",
+        &[(Unsafe, "escape", "bug:B19", 7)],
+    ),
+    (
+        "raw_os_errors",
+        "RawOsErrorsMemoryTool",
+        &[(Unsafe, "host-path-disclosed", "bug:B07", 12)],
+    ),
+    (
+        "absolute_join",
+        "AbsoluteJoinMemoryTool",
+        &[(Unsafe, "escape", "bug:B03", 7)],
+    ),
+    (
+        "root_alias_delete",
+        "RootAliasDeleteMemoryTool",
+        &[(Unsafe, "check", "bug:B07", 5)],
+    ),
+    (
+        "prefix_without_separator",
+        "PrefixWithoutSeparatorMemoryTool",
+        &[(Unsafe, "escape", "bug:B04", 21)],
+    ),
+    (
+        "follows_links",
+        "FollowsLinksMemoryTool",
+        &[(Unsafe, "escape", "bug:B09", 6)],
+    ),
 ];
 
 #[test]

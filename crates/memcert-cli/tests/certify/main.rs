@@ -1634,3 +1634,86 @@ fn one_flaw_handlers_fail_where_they_meet_the_flaw_and_the_finding_names_it() {
         }
     }
 }
+
+/// The cold handlers of `fixtures/handlers/cold/` (written from the memory-tool documentation
+/// alone, never changed to suit the grader) certify at the standard level, races apart: exit 0,
+/// every non-PASS case exactly as listed in `fixtures/handlers/cold/expected/<name>.txt`
+/// (`<case id> <VERDICT>`, sorted), nothing worse than NON-STRICT, and a Markdown summary whose
+/// head (before its first `<details>`) fits 40 lines and 4 KB. The dict-backed one runs black-box
+/// (`--memory-dir-unknown`): it keeps no files on disk, so what cannot be planted through its own
+/// commands is SKIPPED.
+#[test]
+fn cold_careful_handlers_certify_with_their_exact_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = python();
+    for (name, class, black_box) in [
+        ("careful_fs", "CarefulFsMemoryTool", false),
+        ("careful_dict", "CarefulDictMemoryTool", true),
+    ] {
+        let spec = format!("fixtures/handlers/cold/{name}.py:{class}");
+        let json = dir.path().join(format!("{name}.json"));
+        let md = dir.path().join(format!("{name}.md"));
+        let mut args = vec![
+            "certify",
+            "--python",
+            &spec,
+            "--python-exe",
+            &py,
+            "--exclude",
+            "race/*",
+            "--report-json",
+            json.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ];
+        if black_box {
+            args.push("--memory-dir-unknown");
+        }
+        let out = memcert(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{name}: {stdout}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let mut got: Vec<String> = report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["verdict"] != "PASS")
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c["id"].as_str().unwrap(),
+                    c["verdict"].as_str().unwrap()
+                )
+            })
+            .collect();
+        got.sort();
+        let want_file = root().join(format!("fixtures/handlers/cold/expected/{name}.txt"));
+        let want: Vec<String> = std::fs::read_to_string(&want_file)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        if got != want {
+            let added: Vec<&String> = got.iter().filter(|l| !want.contains(l)).collect();
+            let gone: Vec<&String> = want.iter().filter(|l| !got.contains(l)).collect();
+            panic!("{name}: the non-PASS verdicts changed\n  now: {added:?}\n  was: {gone:?}");
+        }
+        for line in &got {
+            assert!(
+                ["NON-STRICT", "INFO", "SKIPPED"]
+                    .iter()
+                    .any(|v| line.ends_with(&format!(" {v}"))),
+                "{name}: {line}"
+            );
+        }
+        let md = std::fs::read_to_string(&md).unwrap();
+        let head = md.split("<details>").next().unwrap();
+        assert!(
+            head.lines().count() <= 40 && head.len() <= 4096,
+            "{name}: the Markdown head is {} lines, {} bytes",
+            head.lines().count(),
+            head.len()
+        );
+    }
+}

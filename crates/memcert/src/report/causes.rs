@@ -7,9 +7,11 @@
 //! of the same verdict. Two such findings share a [`Cause`] when they have the same
 //! verdict, the same effect ([`effect`]: the finding kind, except that reading, changing and
 //! copying outside the root are one effect, `escape`), the same rule ([`rule`]: the first bug
-//! class the case cites, else its first citation) and, except for escapes, the same shape of
-//! detail ([`shape`]: paths, numbers, quoted strings, canary tokens and sandbox folders
-//! replaced by placeholders). Causes come worst verdict first, then most cases, then by rule
+//! class the case cites, else its first citation; for a wrong reply or disk state, `reply` and
+//! `check`, the command instead, so one command's flaw met under several requirements is one
+//! cause) and, except for escapes, the same shape of detail ([`shape`]: paths, numbers, quoted strings, canary tokens and sandbox folders
+//! replaced by placeholders). A file created outside the root that no input named is a
+//! `side-effect` ([`unaimed_creation`]), grouped by its path alone. Causes come worst verdict first, then most cases, then by rule
 //! and shape, so the order is stable. Every report leads with them.
 
 use std::collections::BTreeMap;
@@ -36,9 +38,12 @@ pub struct Cause {
     /// The finding kinds behind the cause, sorted (`["outside-changed", "outside-read"]` for
     /// an escape; the kind itself otherwise).
     pub kinds: Vec<String>,
-    /// The rule ([`rule`]): the first bug class the cases cite (`bug:B10`), else their first
-    /// citation (`spec:2.1/D3`); empty when a case cites nothing.
+    /// The rule ([`rule`]) of the first case: the first bug class it cites (`bug:B10`), else
+    /// its first citation (`spec:2.1/D3`); empty when it cites nothing.
     pub spec: String,
+    /// Every case's rule, distinct, in run order (`spec` first). One rule for an escape or a
+    /// disclosure; a wrong reply or disk state of one command may span several requirements.
+    pub rules: Vec<String>,
     /// The finding's detail with the run's particulars replaced by placeholders ([`shape`]).
     pub shape: String,
     /// The one-line requirement of the example case.
@@ -90,6 +95,9 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
         ("escape", _) => {
             "resolve every path under the store root, refusing links, before any read, write or remove"
         }
+        ("side-effect", _) => {
+            "write only inside the store: logs, locks and temporary files too (or outside the memory base)"
+        }
         ("outside-read", _) => {
             "resolve the path and check it stays under the store root before opening; refuse links"
         }
@@ -140,6 +148,59 @@ pub fn effect(kind: &str) -> &str {
     }
 }
 
+/// The effect of a file created outside the root that no input of its case aimed at.
+pub const SIDE_EFFECT: &str = "side-effect";
+
+/// For a file created outside the root whose name is in none of the case's inputs (nothing
+/// aimed at it: a log, a lock or a temp file the handler writes beside the store), its path
+/// relative to the run folder. Such a creation is grouped by that path whatever the case's
+/// rule: a log written on every write is one cause, not one per requirement. A change to or
+/// removal of an existing file (a canary reached through a link) is never a side effect.
+pub fn unaimed_creation(c: &CaseRecord, kind: &str, detail: &str) -> Option<String> {
+    if kind != "outside-changed" {
+        return None;
+    }
+    let path = detail
+        .strip_prefix("outside the root, ")?
+        .strip_suffix(" was created")?;
+    let name = path.rsplit('/').next().filter(|n| !n.is_empty())?;
+    let aimed = c.steps.iter().any(|s| {
+        crate::protocol::strings_in(&s.input)
+            .iter()
+            .any(|t| t.contains(name))
+    });
+    (!aimed).then(|| path.to_owned())
+}
+
+/// The command a reply or check finding is about: the command of the step a reply finding
+/// names (`step N: ...`); for a check, the last step that is not a `view` (the change the
+/// check looks at), else the last step; empty when the case sent nothing.
+fn command_of(c: &CaseRecord, f: &crate::attack::oracle::Finding) -> String {
+    let name = |i: usize| -> Option<String> {
+        c.steps
+            .get(i)?
+            .input
+            .get("command")?
+            .as_str()
+            .map(str::to_owned)
+    };
+    if f.kind == "reply" {
+        let n: Option<usize> = f
+            .detail
+            .strip_prefix("step ")
+            .and_then(|r| r.split(':').next())
+            .and_then(|n| n.parse().ok());
+        if let Some(cmd) = n.and_then(|n| name(n.checked_sub(1)?)) {
+            return cmd;
+        }
+    }
+    (0..c.steps.len())
+        .rev()
+        .find_map(|i| name(i).filter(|n| n != "view"))
+        .or_else(|| c.steps.len().checked_sub(1).and_then(name))
+        .unwrap_or_default()
+}
+
 /// The rule a case's findings group under: its first `bug:` citation (a class of flaw, the
 /// mechanism), else its first citation (a requirement), else empty. One mechanism met through
 /// several requirements (a root guard on the raw string, bug:B07, under `root/delete/*` and
@@ -160,7 +221,7 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
     // (verdict, effect, rule, shape) -> (case indices in run order, the example's finding
     // detail, the kinds seen)
     type Key = (Verdict, String, String, String);
-    type Members = (Vec<(usize, String)>, Vec<String>);
+    type Members = (Vec<(usize, String)>, Vec<String>, Vec<String>);
     let mut groups: BTreeMap<Key, Members> = BTreeMap::new();
     for (i, c) in cases.iter().enumerate() {
         let rule = rule(&c.source);
@@ -170,9 +231,10 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
         let mut seen: Vec<&str> = Vec::new();
         // A reply grade beside a disk finding of the same verdict is its symptom (the reply
         // reports what the handler wrongly did): the disk finding is the cause.
-        let on_disk = c.findings.iter().any(|f| {
-            Some(f.verdict) == worst && (f.kind == "check" || oracle::is_escape(&f.kind))
-        });
+        let on_disk = c
+            .findings
+            .iter()
+            .any(|f| Some(f.verdict) == worst && (f.kind == "check" || oracle::is_escape(&f.kind)));
         for f in &c.findings {
             if f.verdict == Verdict::Pass
                 || Some(f.verdict) != worst
@@ -180,20 +242,33 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             {
                 continue;
             }
-            let effect = effect(&f.kind);
-            if effect != "escape" && seen.contains(&effect) {
+            let unaimed = unaimed_creation(c, &f.kind, &f.detail);
+            let effect = match unaimed {
+                Some(_) => SIDE_EFFECT,
+                None => effect(&f.kind),
+            };
+            if effect != "escape" && effect != SIDE_EFFECT && seen.contains(&effect) {
                 continue;
             }
             seen.push(effect);
-            let shape = if effect == "escape" {
-                String::new()
-            } else {
-                shape(&f.detail)
+            let (slot, shape) = match (effect, unaimed) {
+                (_, Some(path)) => (
+                    String::new(),
+                    format!("outside the root, {path} was created"),
+                ),
+                ("escape", None) => (rule.clone(), String::new()),
+                ("reply" | "check", None) => {
+                    (format!("command:{}", command_of(c, f)), shape(&f.detail))
+                }
+                _ => (rule.clone(), shape(&f.detail)),
             };
-            let key = (f.verdict, effect.to_owned(), rule.clone(), shape);
-            let (list, kinds) = groups.entry(key).or_default();
+            let key = (f.verdict, effect.to_owned(), slot, shape);
+            let (list, kinds, rules) = groups.entry(key).or_default();
             if !kinds.contains(&f.kind) {
                 kinds.push(f.kind.clone());
+            }
+            if !rule.is_empty() && !rules.contains(&rule) {
+                rules.push(rule.clone());
             }
             if list.last().map(|(j, _)| *j) != Some(i) {
                 list.push((i, f.detail.clone()));
@@ -202,40 +277,44 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
     }
     let mut out: Vec<Cause> = groups
         .into_iter()
-        .map(|((verdict, kind, spec, shape), (members, mut kinds))| {
-            kinds.sort();
-            // The fewest steps, then one whose disk shows the damage, then run order.
-            let (ex, detail) = members
-                .iter()
-                .min_by_key(|(i, _)| {
-                    let no_disk = example(&cases[*i], String::new()).disk.is_empty();
-                    (cases[*i].steps.len(), no_disk, *i)
-                })
-                .cloned()
-                .unwrap_or_default();
-            let c = &cases[ex];
-            let shape = if kind == "escape" {
-                escape_shape(&kinds)
-            } else {
-                shape
-            };
-            Cause {
-                verdict,
-                hint: hint(&kind, verdict, &shape).to_owned(),
-                kind,
-                kinds,
-                spec,
-                shape,
-                requirement: c.requirement.clone(),
-                count: members.len(),
-                excused: members
+        .map(
+            |((verdict, kind, _slot, shape), (members, mut kinds, rules))| {
+                kinds.sort();
+                let spec = rules.first().cloned().unwrap_or_default();
+                // The fewest steps, then one whose disk shows the damage, then run order.
+                let (ex, detail) = members
                     .iter()
-                    .filter(|(i, _)| cases[*i].expected_failure.is_some())
-                    .count(),
-                ids: members.iter().map(|(i, _)| cases[*i].id.clone()).collect(),
-                example: example(c, detail),
-            }
-        })
+                    .min_by_key(|(i, _)| {
+                        let no_disk = example(&cases[*i], String::new()).disk.is_empty();
+                        (cases[*i].steps.len(), no_disk, *i)
+                    })
+                    .cloned()
+                    .unwrap_or_default();
+                let c = &cases[ex];
+                let shape = if kind == "escape" {
+                    escape_shape(&kinds)
+                } else {
+                    shape
+                };
+                Cause {
+                    verdict,
+                    hint: hint(&kind, verdict, &shape).to_owned(),
+                    kind,
+                    kinds,
+                    spec,
+                    rules,
+                    shape,
+                    requirement: c.requirement.clone(),
+                    count: members.len(),
+                    excused: members
+                        .iter()
+                        .filter(|(i, _)| cases[*i].expected_failure.is_some())
+                        .count(),
+                    ids: members.iter().map(|(i, _)| cases[*i].id.clone()).collect(),
+                    example: example(c, detail),
+                }
+            },
+        )
         .collect();
     out.sort_by(|a, b| {
         (b.verdict, b.count)
@@ -449,6 +528,15 @@ pub fn first_line(text: &str, max: usize) -> String {
     }
 }
 
+/// The rule of a cause as reports show it: `spec:2.3/E3`, or `spec:2.3/E3 +2` when its cases
+/// span more rules ([`Cause::rules`]).
+pub fn rules_label(c: &Cause) -> String {
+    match c.rules.len() {
+        0 | 1 => c.spec.clone(),
+        n => format!("{} +{}", c.spec, n - 1),
+    }
+}
+
 /// One line for an example step's answer: `is_error: true` and the reply's first line, or the
 /// reason no answer came.
 pub fn reply_line(step: &ExampleStep, max: usize) -> String {
@@ -622,8 +710,153 @@ mod tests {
             all[0].example.detail,
             "step 1: the reply discloses the host path /tmp/y/b"
         );
-        assert_eq!(all[0].hint, hint("host-path-disclosed", Verdict::Unsafe, ""));
+        assert_eq!(
+            all[0].hint,
+            hint("host-path-disclosed", Verdict::Unsafe, "")
+        );
         assert_eq!(counts_line(&all), "2 UNSAFE, 1 FAIL");
         assert_eq!(counts_line(&[]), "none");
+    }
+
+    /// Escapes are one effect; a reply grade beside a disk finding, and any finding below the
+    /// case's verdict, are symptoms; the rule is the first bug class; a file created outside
+    /// that no input named is a side effect grouped by its path alone.
+    #[test]
+    fn one_flaw_is_one_cause() {
+        let case = |id: &str, source: &[&str], path: &str, findings: Vec<Finding>| CaseRecord {
+            source: source.iter().map(|s| s.to_string()).collect(),
+            verdict: findings.iter().map(|f| f.verdict).max().unwrap(),
+            findings,
+            steps: vec![crate::certify::StepRecord {
+                input: serde_json::json!({"command": "create", "path": path, "file_text": "x"}),
+                reply: None,
+                error: None,
+                expected: String::new(),
+                verdict: Verdict::Pass,
+            }],
+            ..test_record(id, Verdict::Pass)
+        };
+        let created = |p: &str| {
+            finding(
+                Verdict::Unsafe,
+                "outside-changed",
+                &format!("outside the root, {p} was created"),
+            )
+        };
+        let cases = vec![
+            case(
+                "p/view",
+                &["spec:3/S-1", "bug:B19", "bug:B01"],
+                "/memories/%2e%2e/outside/canary.txt",
+                vec![
+                    finding(
+                        Verdict::Unsafe,
+                        "outside-read",
+                        "step 1: the reply holds the canary token",
+                    ),
+                    finding(Verdict::Fail, "reply", "step 1: reported success"),
+                ],
+            ),
+            case(
+                "p/create",
+                &["bug:B19"],
+                "/memories/%2e%2e/outside/pwned.txt",
+                vec![created("base/outside/pwned.txt")],
+            ),
+            case(
+                "p/rename",
+                &["bug:B19"],
+                "/memories/%2e%2e/outside/pwned.txt",
+                vec![
+                    finding(
+                        Verdict::Unsafe,
+                        "outside-copied",
+                        "/memories/loot.md holds the canary token",
+                    ),
+                    finding(
+                        Verdict::Unsafe,
+                        "outside-changed",
+                        "outside the root, base/outside/canary.txt was removed",
+                    ),
+                ],
+            ),
+            case(
+                "w/1",
+                &["spec:2.2/B1"],
+                "/memories/a.md",
+                vec![created("base/memory.log")],
+            ),
+            case(
+                "w/2",
+                &["spec:2.4/F1"],
+                "/memories/b.md",
+                vec![created("base/memory.log")],
+            ),
+            case(
+                "d/1",
+                &["spec:2.5/G1"],
+                "/memories/x",
+                vec![
+                    finding(
+                        Verdict::Fail,
+                        "check",
+                        "/memories/x survives: expected a file, found nothing",
+                    ),
+                    finding(
+                        Verdict::Fail,
+                        "check",
+                        "/memories/y survives: expected a file, found nothing",
+                    ),
+                    finding(Verdict::Fail, "reply", "step 1: reported success"),
+                ],
+            ),
+        ];
+        let all = causes(&cases);
+        let got: Vec<(Verdict, &str, &str, usize, &str)> = all
+            .iter()
+            .map(|c| {
+                (
+                    c.verdict,
+                    c.kind.as_str(),
+                    c.spec.as_str(),
+                    c.count,
+                    c.shape.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Verdict::Unsafe,
+                    "escape",
+                    "bug:B19",
+                    3,
+                    "reached outside the root (changed, copied into the store, read)"
+                ),
+                (
+                    Verdict::Unsafe,
+                    "side-effect",
+                    "",
+                    2,
+                    "outside the root, base/memory.log was created"
+                ),
+                (
+                    Verdict::Fail,
+                    "check",
+                    "spec:2.5/G1",
+                    1,
+                    "<path> survives: expected a file, found nothing"
+                ),
+            ]
+        );
+        assert_eq!(
+            all[0].kinds,
+            ["outside-changed", "outside-copied", "outside-read"]
+        );
+        assert_eq!(all[0].ids, ["p/view", "p/create", "p/rename"]);
+        // The fewest steps (all one), then one whose disk shows the damage.
+        assert_eq!(all[0].example.case, "p/create");
+        assert_eq!(all[1].ids, ["w/1", "w/2"]);
     }
 }

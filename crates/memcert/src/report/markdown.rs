@@ -150,7 +150,7 @@ fn head(summary: &Summary, causes: &[Cause]) -> String {
             "| {} | {} | `{}` | {}: {} | `{}` | {} |\n",
             c.verdict,
             c.count,
-            code(&c.spec),
+            code(&super::causes::rules_label(c)),
             cell(&c.kind),
             cell(&super::causes::first_line(&c.shape, 90)),
             code(&c.example.case),

@@ -150,7 +150,7 @@ fn causes_section(summary: &Summary, causes: &[super::causes::Cause], verbose: b
             c.verdict.as_str(),
             c.count,
             c.kind,
-            c.spec
+            super::causes::rules_label(c)
         );
         let gated = summary.fail_on.contains(&c.verdict);
         let gate_rank = causes[..i]
