@@ -139,7 +139,7 @@ fn run_catalog(args: &CertifyArgs, config: Config) -> Result<i32> {
     let cases = args.select.cases()?;
     let mut handler = args.handler.start(args.grade.profile)?;
     let mut pending = baseline_policy(args).pending_writer();
-    let code = reported(&args.reports, |reporter| {
+    let code = reported(&args.reports, &args.grade, |reporter| {
         Ok(certify::run(
             &config,
             &cases,
@@ -158,7 +158,7 @@ fn run_app(args: &CertifyArgs, config: Config) -> Result<i32> {
         .prepare(&args.select, config, args.inject.clone())?;
     let mut wire = Vec::new();
     let mut pending = baseline_policy(args).pending_writer();
-    let code = reported(&args.reports, |reporter| {
+    let code = reported(&args.reports, &args.grade, |reporter| {
         let run = appcert::run(
             &app,
             &transcripts,
