@@ -47,6 +47,11 @@ pub fn gated(
     Ok(run(&mut gated)?.gated(fail_on))
 }
 
+/// One warning line on stderr: `memcert: warning: TEXT`.
+pub fn warn(text: &str) {
+    eprintln!("memcert: warning: {text}");
+}
+
 /// The exit code of a finished run, after checking that every report was written.
 pub fn finish(files: &[FileReport], summary: &certify::Summary) -> Result<i32> {
     for f in files {
