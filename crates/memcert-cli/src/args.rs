@@ -6,7 +6,7 @@
 //! - [`SelectArgs`] (`--level`, `--cases`, `--exclude`): `certify`, `snapshot`, `cases`;
 //! - [`HandlerArgs`] (`--python`, `--node`, `--stdio`, ...): `certify`, `snapshot`;
 //! - [`AppArgs`] (`--app`, `--memory-dir`, `--transcripts`, ...): `certify`, `snapshot`;
-//! - [`GradeArgs`] (`--profile`, `--strict`): `certify`, `mock-api`;
+//! - [`GradeArgs`] (`--profile`, `--strict`, `--fail-on`): `certify`, `mock-api`;
 //! - [`ReportArgs`] (`--report-json`, `--junit`, `--markdown`, `--html`): `certify`.
 
 use std::path::PathBuf;
@@ -277,6 +277,18 @@ pub struct GradeArgs {
     /// Grade NON-STRICT as FAIL.
     #[arg(long)]
     pub strict: bool,
+    /// The verdicts that fail the run (exit 1, NOT CERTIFIED): `unsafe`, `fail`, `error`,
+    /// repeatable or a comma list (`--fail-on unsafe,error`). Default: all three. Every report
+    /// states the gate used; the other verdicts are still reported.
+    #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
+    pub fail_on: Vec<FailOn>,
+}
+
+impl GradeArgs {
+    /// The gate of `--fail-on`, as verdicts; empty for the default gate.
+    pub fn gate(&self) -> Vec<memcert::suite::verdict::Verdict> {
+        self.fail_on.iter().map(|f| f.verdict()).collect()
+    }
 }
 
 /// The report files a run also writes (`certify`).
@@ -302,11 +314,6 @@ pub struct ReportArgs {
     /// text is always embedded.
     #[arg(long, value_name = "URL", requires = "html", value_parser = http_url)]
     pub spec_url: Option<String>,
-    /// The verdicts that fail the run (exit 1, NOT CERTIFIED): `unsafe`, `fail`, `error`,
-    /// repeatable or a comma list (`--fail-on unsafe,error`). Default: all three. Every report
-    /// states the gate used; the other verdicts are still reported.
-    #[arg(long, value_name = "VERDICT", value_delimiter = ',')]
-    pub fail_on: Vec<FailOn>,
     /// List every case in the terminal report (UNSAFE, ERROR and FAIL in full, the others one
     /// line each) after the causes; without it the terminal shows the causes and the counts.
     #[arg(long, short = 'v')]
@@ -347,11 +354,6 @@ impl ReportArgs {
             ("Markdown report", &self.markdown, markdown::render),
             ("HTML report", &self.html, html::render),
         ]
-    }
-
-    /// The gate of `--fail-on`, as verdicts; empty for the default gate.
-    pub fn gate(&self) -> Vec<memcert::suite::verdict::Verdict> {
-        self.fail_on.iter().map(|f| f.verdict()).collect()
     }
 
     /// Fail now, not after the run, when a report cannot be written; an earlier report at that

@@ -53,7 +53,8 @@ enum Cmd {
     ///
     /// Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/s/0` on its first line; point your app
     /// at it (any dummy ANTHROPIC_API_KEY works). Stops by itself once the final turn is served,
-    /// or after --timeout, and prints the verdict. Exit status as for certify.
+    /// or after --timeout, and prints the verdict. Exit status as for certify, --fail-on
+    /// included.
     MockApi(Box<cmd::mock_api::MockApiArgs>),
     /// Record a real conversation as a transcript: a pass-through proxy to the Messages API
     /// that writes what the model asked and what the app's memory handler answered.

@@ -1,19 +1,22 @@
 //! How a grading run reports and ends (`certify`, `mock-api`): progress on stderr, the file
-//! reports, the terminal report on stdout, then the exit code once every report is written.
+//! reports, the terminal report on stdout, all under the `--fail-on` gate, then the exit code
+//! once every report is written.
 
 use anyhow::{bail, Result};
 
 use memcert::certify::{self, Fanout, Reporter};
 use memcert::exit;
 use memcert::report::{terminal::Terminal, FileReport};
+use memcert::suite::verdict::Verdict;
 
-use crate::args::ReportArgs;
+use crate::args::{GradeArgs, ReportArgs};
 use crate::progress::Progress;
 
 /// Run with every report the command line asks for (progress, the file reports, the terminal
-/// report), then the exit code ([`finish`]).
+/// report), under the gate of `grade` (`--fail-on`), then the exit code ([`finish`]).
 pub fn reported(
     reports: &ReportArgs,
+    grade: &GradeArgs,
     run: impl FnOnce(&mut dyn Reporter) -> Result<certify::Summary>,
 ) -> Result<i32> {
     let mut files = reports.files();
@@ -24,15 +27,29 @@ pub fn reported(
         let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
         reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
         reporters.push(&mut terminal);
-        let mut fanout = Fanout(reporters);
-        // `--fail-on`: every report sees the summary under the gate, and the exit code follows it.
-        let mut gated = memcert::report::Gated {
-            fail_on: reports.gate(),
-            inner: &mut fanout,
-        };
-        run(&mut gated)?.gated(&reports.gate())
+        gated(&grade.gate(), &mut Fanout(reporters), run)?
     };
     finish(&files, &summary)
+}
+
+/// `run` with its events sent to `reporter` under the gate `fail_on` (`--fail-on`; empty: the
+/// default), and its summary under the same gate: every report states the gate the exit code
+/// follows.
+pub fn gated(
+    fail_on: &[Verdict],
+    reporter: &mut dyn Reporter,
+    run: impl FnOnce(&mut dyn Reporter) -> Result<certify::Summary>,
+) -> Result<certify::Summary> {
+    let mut gated = memcert::report::Gated {
+        fail_on: fail_on.to_vec(),
+        inner: reporter,
+    };
+    Ok(run(&mut gated)?.gated(fail_on))
+}
+
+/// One warning line on stderr: `memcert: warning: TEXT`.
+pub fn warn(text: &str) {
+    eprintln!("memcert: warning: {text}");
 }
 
 /// The exit code of a finished run, after checking that every report was written.

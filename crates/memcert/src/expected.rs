@@ -4,6 +4,8 @@
 //! The file is TOML (`memcert certify --expected-failures FILE`):
 //!
 //! ```toml
+//! catalog = "2026.12.1"                     # the case catalog the list was made for
+//!
 //! [[expected]]
 //! id = "symlink/inner-file/delete"          # one case id ...
 //! reason = "deletes the link target; fix tracked in #123"
@@ -22,12 +24,21 @@
 //!   outlive the faults it excuses.
 //! - An entry that matches no case of the run (left out by `--cases`, `--exclude` or `--level`,
 //!   or SKIPPED, which is not run) is neither used nor stale; reports name it.
-//! - Unknown keys, an empty reason, a malformed glob and an empty id are errors (exit 2).
+//! - `catalog` (optional, before the first `[[expected]]`) names the case catalog version the
+//!   list was made for (`memcert_cases::CATALOG_VERSION`, `YEAR.MONTH.N`; `memcert cases` and
+//!   every report show the running one). A list without it is read as made for an unknown
+//!   catalog. When it differs from the running catalog, the binary warns once on stderr and the
+//!   reports say so: case ids may have been retired or re-graded since (`CHANGELOG.md`).
+//! - An entry that matches no case of the run is also checked against the whole catalog (every
+//!   level): one that matches no case at all names a retired or renamed id, and reports say so.
+//! - Unknown keys, an empty reason, a malformed glob, an empty id and a `catalog` that is not a
+//!   catalog version are errors (exit 2).
 
 use globset::{Glob, GlobMatcher};
 use serde::Deserialize;
 
 use crate::suite::verdict::Verdict;
+use crate::suite::{CatalogVersion, CatalogVersionError};
 
 /// Why an expected-failures file was refused. The messages name the file's entry.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +57,9 @@ pub enum Error {
         /// `id` or `reason`.
         what: &'static str,
     },
+    /// A `catalog` that is not `YEAR.MONTH.N`.
+    #[error("catalog: {0}")]
+    Catalog(CatalogVersionError),
     /// A glob that does not parse.
     #[error("entry {index}: bad glob {id:?}: {source}")]
     Glob {
@@ -61,6 +75,7 @@ pub enum Error {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileShape {
+    catalog: Option<String>,
     #[serde(default)]
     expected: Vec<EntryShape>,
 }
@@ -93,6 +108,7 @@ impl Entry {
 #[derive(Clone, Debug, Default)]
 pub struct ExpectedFailures {
     entries: Vec<Entry>,
+    catalog: Option<CatalogVersion>,
 }
 
 /// What the list made of a finished run. See the module docs for the rules.
@@ -113,6 +129,12 @@ impl ExpectedFailures {
     /// [`Error`] for bad TOML, unknown keys, empty ids or reasons, malformed globs.
     pub fn parse(text: &str) -> Result<ExpectedFailures, Error> {
         let shape: FileShape = toml::from_str(text).map_err(|e| Error::Toml(e.to_string()))?;
+        let catalog = shape
+            .catalog
+            .as_deref()
+            .map(CatalogVersion::parse)
+            .transpose()
+            .map_err(Error::Catalog)?;
         let mut entries = Vec::new();
         for (i, e) in shape.expected.into_iter().enumerate() {
             let index = i + 1;
@@ -138,7 +160,32 @@ impl ExpectedFailures {
                 matcher,
             });
         }
-        Ok(ExpectedFailures { entries })
+        Ok(ExpectedFailures { entries, catalog })
+    }
+
+    /// The catalog version the list was made for (its `catalog` key); `None`: unknown.
+    pub fn catalog(&self) -> Option<&CatalogVersion> {
+        self.catalog.as_ref()
+    }
+
+    /// The list's catalog version when it names one that is not the running catalog.
+    pub fn other_catalog(&self) -> Option<&CatalogVersion> {
+        self.catalog.as_ref().filter(|v| !v.is_current())
+    }
+
+    /// Of `entries` (ids or globs as written), those that match none of `ids`: run against the
+    /// whole catalog, the retired or renamed ids.
+    pub fn matching_none(entries: &[String], ids: &[&str]) -> Vec<String> {
+        entries
+            .iter()
+            .filter(|e| {
+                Glob::new(e).is_ok_and(|g| {
+                    let m = g.compile_matcher();
+                    !ids.iter().any(|id| m.is_match(id))
+                })
+            })
+            .cloned()
+            .collect()
     }
 
     /// The entries, in file order.
@@ -267,6 +314,36 @@ reason = "not run today"
     }
 
     #[test]
+    fn the_catalog_key_is_optional_and_names_the_list_s_catalog() {
+        let unknown = ExpectedFailures::parse(FILE).unwrap();
+        assert_eq!(unknown.catalog(), None);
+        assert_eq!(unknown.other_catalog(), None);
+        let current = format!("catalog = \"{}\"\n{FILE}", crate::suite::CATALOG_VERSION);
+        let current = ExpectedFailures::parse(&current).unwrap();
+        assert!(current.catalog().is_some_and(CatalogVersion::is_current));
+        assert_eq!(current.other_catalog(), None);
+        assert_eq!(current.entries().len(), 4);
+        let older = ExpectedFailures::parse(&format!("catalog = \"2026.11.1\"\n{FILE}")).unwrap();
+        assert_eq!(
+            older.other_catalog().map(ToString::to_string).as_deref(),
+            Some("2026.11.1")
+        );
+    }
+
+    #[test]
+    fn entries_matching_no_id_are_named() {
+        let entries = [
+            "view/*".to_owned(),
+            "view/gone".to_owned(),
+            "x/*".to_owned(),
+        ];
+        assert_eq!(
+            ExpectedFailures::matching_none(&entries, &["view/missing", "create/new"]),
+            ["view/gone".to_owned(), "x/*".to_owned()]
+        );
+    }
+
+    #[test]
     fn only_blocking_verdicts_are_excused() {
         let x = ExpectedFailures::parse(FILE).unwrap();
         assert_eq!(
@@ -297,6 +374,14 @@ reason = "not run today"
         );
         assert!(err("[[expected]]\nid = \"a\"\n").contains("missing field `reason`"));
         assert!(err("expected = 3").starts_with("not a valid expected-failures file: "));
+        assert_eq!(
+            err("catalog = \"2026.12\"\n"),
+            format!(
+                "catalog: \"2026.12\" is not a catalog version (YEAR.MONTH.N, such as {})",
+                crate::suite::CATALOG_VERSION
+            )
+        );
+        assert!(err("catalog = 2026\n").starts_with("not a valid expected-failures file: "));
         assert_eq!(ExpectedFailures::parse("").unwrap().entries().len(), 0);
     }
 }

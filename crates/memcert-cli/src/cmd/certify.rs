@@ -15,7 +15,7 @@ use memcert_app::mockapi::{Fault, SessionLog};
 use memcert_app::transcript::Transcript;
 
 use crate::args::{seconds, AppArgs, GradeArgs, HandlerArgs, ReportArgs, SelectArgs};
-use crate::reporting::reported;
+use crate::reporting::{reported, warn};
 
 /// The flags of `memcert certify`.
 #[derive(clap::Args, Debug)]
@@ -74,10 +74,23 @@ pub fn run(args: CertifyArgs) -> Result<i32> {
     run_catalog(&args, config)
 }
 
-/// How the run grades: the flags, the expected failures and the baseline loaded.
+/// How the run grades: the flags, the expected failures and the baseline loaded. A list or a
+/// baseline made with another catalog version is a warning on stderr, once each.
 fn config(args: &CertifyArgs) -> Result<Config> {
     let expected = expected_failures(args.expected_failures.as_deref())?;
+    if let (Some(path), Some(v)) = (&args.expected_failures, expected.other_catalog()) {
+        let made = format!("--expected-failures {}", path.display());
+        warn(&memcert::report::expected_other_catalog(&made, v));
+    }
     let snapshots = baseline_policy(args).snapshots().map_err(baseline_error)?;
+    if let (Some(dir), certify::Snapshots::Compare(b)) = (&args.baseline, &snapshots) {
+        let made = format!("--baseline {} was recorded with", dir.display());
+        let note =
+            memcert::report::baseline_other_catalog(&made, &b.other_catalogs(), b.snapshots.len());
+        if let Some(note) = note {
+            warn(&note);
+        }
+    }
     Ok(Config {
         profile: args.grade.profile,
         strict: args.grade.strict,
@@ -139,7 +152,7 @@ fn run_catalog(args: &CertifyArgs, config: Config) -> Result<i32> {
     let cases = args.select.cases()?;
     let mut handler = args.handler.start(args.grade.profile)?;
     let mut pending = baseline_policy(args).pending_writer();
-    let code = reported(&args.reports, |reporter| {
+    let code = reported(&args.reports, &args.grade, |reporter| {
         Ok(certify::run(
             &config,
             &cases,
@@ -158,7 +171,7 @@ fn run_app(args: &CertifyArgs, config: Config) -> Result<i32> {
         .prepare(&args.select, config, args.inject.clone())?;
     let mut wire = Vec::new();
     let mut pending = baseline_policy(args).pending_writer();
-    let code = reported(&args.reports, |reporter| {
+    let code = reported(&args.reports, &args.grade, |reporter| {
         let run = appcert::run(
             &app,
             &transcripts,

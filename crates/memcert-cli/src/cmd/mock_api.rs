@@ -1,5 +1,6 @@
 //! `memcert mock-api`: serve one transcript on the mock Messages API for an app started by
-//! hand, then grade what its memory handler sent back; exit status as for `certify`.
+//! hand, then grade what its memory handler sent back; exit status as for `certify`, under the
+//! same `--fail-on` gate.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -14,7 +15,7 @@ use memcert_app::transcript::Transcript;
 
 use crate::args::{seconds, GradeArgs};
 use crate::interrupt;
-use crate::reporting::finish;
+use crate::reporting::{finish, gated};
 
 /// The flags of `memcert mock-api`.
 #[derive(clap::Args, Debug)]
@@ -81,7 +82,9 @@ pub fn run(args: MockApiArgs) -> Result<i32> {
         let mut reporters: Vec<&mut dyn Reporter> =
             files.iter_mut().map(|f| f as &mut dyn Reporter).collect();
         reporters.push(&mut terminal);
-        appcert::serve_by_hand(&app, &transcript, &mut ready, &mut Fanout(reporters))?.summary
+        gated(&args.grade.gate(), &mut Fanout(reporters), |reporter| {
+            Ok(appcert::serve_by_hand(&app, &transcript, &mut ready, reporter)?.summary)
+        })?
     };
     finish(&files, &summary)
 }
@@ -118,5 +121,34 @@ mod tests {
             panic!()
         };
         assert_eq!((m.timeout, m.memory_dir), (600.0, None));
+        assert!(m.grade.fail_on.is_empty());
+        let cli = Cli::try_parse_from([
+            "memcert",
+            "mock-api",
+            "--transcript",
+            "t.json",
+            "--fail-on",
+            "unsafe,error",
+        ])
+        .unwrap();
+        let Cmd::MockApi(m) = cli.command else {
+            panic!()
+        };
+        assert_eq!(
+            m.grade.gate(),
+            [
+                memcert::suite::verdict::Verdict::Unsafe,
+                memcert::suite::verdict::Verdict::Error
+            ]
+        );
+        assert!(Cli::try_parse_from([
+            "memcert",
+            "mock-api",
+            "--transcript",
+            "t.json",
+            "--fail-on",
+            "skipped"
+        ])
+        .is_err());
     }
 }

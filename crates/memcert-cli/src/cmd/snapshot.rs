@@ -69,6 +69,7 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
     }
     let errors = summary.counts.get("ERROR").copied().unwrap_or(0);
     print_written(&args.out, &writer, &summary, started, errors);
+    warn_other_catalogs(&args.out);
     if app && errors > 0 {
         // A handler that answers nothing in time is recorded as such; an app run that ends in
         // ERROR is a broken app, not a baseline.
@@ -78,6 +79,24 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
         return Ok(exit::FAILED);
     }
     Ok(exit::PASS)
+}
+
+/// Warn once when `--out` still holds snapshots recorded with another catalog version (of cases
+/// this run did not replace): the folder then mixes catalogs. A folder that does not load is
+/// left to `certify --baseline` to refuse.
+fn warn_other_catalogs(out: &Path) {
+    let Ok(b) = memcert::baseline::Baseline::load(out) else {
+        return;
+    };
+    let made = format!(
+        "--out {} still holds snapshots this run did not replace, recorded with",
+        out.display()
+    );
+    if let Some(note) =
+        memcert::report::baseline_other_catalog(&made, &b.other_catalogs(), b.snapshots.len())
+    {
+        crate::reporting::warn(&note);
+    }
 }
 
 /// Make `--out` when missing.

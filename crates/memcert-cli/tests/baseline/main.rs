@@ -372,6 +372,113 @@ fn new_does_not_fail_stale_does_and_update_baseline_writes_snap_new() {
     assert!(!path("view__missing.snap.new").exists());
 }
 
+/// Every snapshot records the catalog it was recorded with (`info.catalog`); a baseline from
+/// another catalog still compares, with one warning line on stderr and a note in the reports; a
+/// snapshot without the key (recorded before memcert wrote it) is read as from an unknown
+/// catalog, without a warning; a malformed version refuses the file with its line (exit 2).
+// See: issue 11 ("verdicts you can trust"), catalog version in baselines.
+#[test]
+fn snapshots_record_their_catalog_and_another_catalog_is_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().into_owned();
+    let catalog = memcert::suite::CATALOG_VERSION;
+    let snapshot = |cases: &[&str]| {
+        let mut a = vec!["snapshot", "--out", &d];
+        for c in cases {
+            a.extend(["--cases", c]);
+        }
+        memcert(&a, None)
+    };
+    let (code, _, stderr) = snapshot(&["view/missing", "view/dir/empty-root"]);
+    assert_eq!(code, 0, "{stderr}");
+    let path = dir.path().join("view__missing.snap");
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        recorded.starts_with(&format!(
+            "---\nsource: memcert {}\nexpression: view/missing\ninfo:\n  catalog: {catalog}\n  input:\n    - \"{{\\\"command\\\":\\\"view\\\",\\\"path\\\":\\\"/memories/nope.txt\\\"}}\"\n  redactions: []\n---\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{recorded}"
+    );
+    let certify = || {
+        memcert(
+            &[
+                "certify",
+                "--cases",
+                "view/missing",
+                "--cases",
+                "view/dir/empty-root",
+                "--baseline",
+                &d,
+            ],
+            None,
+        )
+    };
+    let (code, stdout, stderr) = certify();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    // One snapshot from an older catalog: compared all the same, one warning, a note.
+    let older = recorded.replace(&format!("  catalog: {catalog}\n"), "  catalog: 2026.11.1\n");
+    assert_ne!(older, recorded);
+    std::fs::write(&path, &older).unwrap();
+    let (code, stdout, stderr) = certify();
+    assert_eq!(code, 0, "{stdout}");
+    let tail = format!(
+        "recorded with catalog 2026.11.1 (1 of 2 snapshots), but this memcert runs catalog {catalog}; see CHANGELOG.md for the cases added, retired or changed in verdict between them"
+    );
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [format!("memcert: warning: --baseline {d} was {tail}")]
+    );
+    assert!(
+        stdout.contains(&format!(
+            "\nthe baseline was {tail}\n\nbaseline {d}: 2 unchanged, 0 REGRESSION"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("baseline: PASSED (2 unchanged, 0 NEW)\n"));
+
+    // Recording again over a folder that keeps the older snapshot warns about the mix.
+    let (code, _, stderr) = snapshot(&["view/dir/empty-root"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "memcert: warning: --out {d} still holds snapshots this run did not replace, {tail}\n"
+        )
+    );
+
+    // No catalog key at all (an older memcert's file): unknown, accepted, no warning.
+    std::fs::write(
+        &path,
+        recorded.replace(&format!("  catalog: {catalog}\n"), ""),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = certify();
+    assert_eq!(code, 0, "{stdout}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert!(!stdout.contains("recorded with catalog"), "{stdout}");
+
+    // A malformed version: the file is refused with its line, exit 2.
+    std::fs::write(
+        &path,
+        recorded.replace(&format!("  catalog: {catalog}\n"), "  catalog: 2026.12\n"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = certify();
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert_eq!(
+        stderr,
+        format!(
+            "memcert: error: --baseline {d}: fix or remove that file (re-recording the whole folder would accept any real regression): {}: not a memcert snapshot: line 5: info.catalog: \"2026.12\" is not a catalog version (YEAR.MONTH.N, such as {catalog})\n",
+            path.display()
+        )
+    );
+}
+
 /// A whole app through the mock: `snapshot --app` records one snapshot per transcript; the same
 /// app compared with it passes whether its store is on tmpfs or on disk (the listing sizes are
 /// redacted); the app with the reworded handler is a REGRESSION in exactly the transcript whose

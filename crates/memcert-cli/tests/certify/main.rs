@@ -1048,6 +1048,91 @@ fn expected_failures_excuse_known_faults_and_cannot_go_stale() {
     assert!(out.stdout.is_empty());
 }
 
+/// An expected-failures list records the catalog it was made for (`catalog = "..."`): another
+/// catalog is one warning line on stderr and a note in the reports, an entry whose id no case
+/// of the catalog has is named as retired or renamed, a list without `catalog` is read as made
+/// for an unknown catalog without a warning, and a malformed version is a one-line usage error.
+// See: issue 11 ("verdicts you can trust"), catalog version in expected-failures files.
+#[test]
+fn expected_failures_name_their_catalog_and_warn_once_when_it_is_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("xfail.toml");
+    let md = dir.path().join("r.md");
+    let entries = "[[expected]]\nid = \"view/retired-case\"\nreason = \"renamed since\"\n\n\
+                   [[expected]]\nid = \"rename/*\"\nreason = \"not in this run\"\n";
+    let certify = |text: &str| {
+        std::fs::write(&list, text).unwrap();
+        memcert(&[
+            "certify",
+            "--cases",
+            "view/missing",
+            "--expected-failures",
+            list.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ])
+    };
+    let note = format!(
+        "the expected-failures list was made for catalog 2026.11.1, but this memcert runs catalog {}; see CHANGELOG.md for the cases added, retired or changed in verdict between them",
+        memcert::suite::CATALOG_VERSION
+    );
+    let out = certify(&format!("catalog = \"2026.11.1\"\n\n{entries}"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "memcert: warning: --expected-failures {} was made for catalog 2026.11.1, but this memcert runs catalog {}; see CHANGELOG.md for the cases added, retired or changed in verdict between them",
+            list.display(),
+            memcert::suite::CATALOG_VERSION
+        )]
+    );
+    assert!(
+        stdout.contains(&format!(
+            "\n{note}\n\nexpected-failure entries that matched no case of this run (2):\n  view/retired-case  (no case of catalog {} has this id: retired or renamed, see CHANGELOG.md)\n  rename/*\n",
+            memcert::suite::CATALOG_VERSION
+        )),
+        "{stdout}"
+    );
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        markdown.contains(&format!("\n**Catalog:** {note}\n")),
+        "{markdown}"
+    );
+
+    // The running catalog, or none (a list written by hand before the key existed): no warning.
+    for head in [
+        format!("catalog = \"{}\"\n\n", memcert::suite::CATALOG_VERSION),
+        String::new(),
+    ] {
+        let out = certify(&format!("{head}{entries}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+        assert!(!stdout.contains("was made for catalog"), "{stdout}");
+        assert!(!std::fs::read_to_string(&md)
+            .unwrap()
+            .contains("**Catalog:**"));
+    }
+
+    // A malformed version: one line, exit 2, nothing run.
+    let out = certify(&format!("catalog = \"2026.13.1\"\n{entries}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "memcert: error: --expected-failures {}: catalog: \"2026.13.1\" is not a catalog version (YEAR.MONTH.N, such as {})\n",
+            list.display(),
+            memcert::suite::CATALOG_VERSION
+        )
+    );
+}
+
 #[test]
 fn a_timeout_stops_the_whole_process_group_behind_a_wrapper_shell() {
     // The handler runs behind `sh -c` (as with npx or uv run): killing only the shell would leave

@@ -646,6 +646,90 @@ fn mock_api_serves_an_app_started_by_hand_and_stops_by_itself() {
     assert!(String::from_utf8_lossy(&e.stderr).contains("this transcript plants files or checks the store afterwards; give your app's store with --memory-dir"));
 }
 
+/// `--fail-on` is one flag for `certify`, `certify --app` and `mock-api`, with one meaning: a
+/// run whose only blocking verdict is ERROR (nobody calls the mock; an app that exits at once)
+/// exits 1 by default and under `--fail-on error`, 0 under `--fail-on unsafe`, and every report
+/// states the gate. Fast: no SDK, half a second per mock-api run.
+// See: issue 11 ("verdicts you can trust"), mock-api ignored --fail-on.
+#[test]
+fn mock_api_and_certify_app_honour_fail_on() {
+    let scratch = tempfile::tempdir().unwrap();
+    let memory_dir = scratch.path().join("run/base/memories");
+    let json = scratch.path().join("r.json");
+    let mock_api = |gate: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+            .args(["mock-api", "--timeout", "0.5", "--transcript"])
+            .arg(root().join("fixtures/transcripts/two-tool-uses.json"))
+            .arg("--memory-dir")
+            .arg(&memory_dir)
+            .arg("--report-json")
+            .arg(&json)
+            .args(gate)
+            .output()
+            .unwrap();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            report["summary"]["fail_on"].clone(),
+        )
+    };
+    let (code, stdout, fail_on) = mock_api(&[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("\nfail on: UNSAFE, ERROR, FAIL\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("\nverdict: NOT CERTIFIED (1 ERROR)\n"),
+        "{stdout}"
+    );
+    assert_eq!(fail_on, serde_json::json!(["UNSAFE", "ERROR", "FAIL"]));
+
+    let (code, stdout, fail_on) = mock_api(&["--fail-on", "unsafe"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("\nfail on: UNSAFE\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("\nverdict: CERTIFIED (no UNSAFE)\n"),
+        "{stdout}"
+    );
+    assert_eq!(fail_on, serde_json::json!(["UNSAFE"]));
+
+    let (code, stdout, fail_on) = mock_api(&["--fail-on", "unsafe,error"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.ends_with("\nverdict: NOT CERTIFIED (1 ERROR; --fail-on UNSAFE, ERROR)\n"),
+        "{stdout}"
+    );
+    assert_eq!(fail_on, serde_json::json!(["UNSAFE", "ERROR"]));
+
+    // certify --app goes through the same gate.
+    let app = format!(
+        "python3 {} exit",
+        root().join("fixtures/apps/misbehave.py").display()
+    );
+    let certify_app = |gate: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+            .args(["certify", "--app", &app, "--memory-dir"])
+            .arg(&memory_dir)
+            .arg("--transcripts")
+            .arg(root().join("fixtures/transcripts/two-tool-uses.json"))
+            .args(gate)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, stdout) = certify_app(&[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    let (code, stdout) = certify_app(&["--fail-on", "unsafe"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("\nfail on: UNSAFE\n"), "{stdout}");
+}
+
 /// `memcert record` between the Python app and the mock as its upstream: the conversation is
 /// written as a transcript (the key redacted), which loads, holds the inputs as the model sent
 /// them and the replies as the handler gave them, and replays to the same app as a PASS.

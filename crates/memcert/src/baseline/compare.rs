@@ -7,6 +7,31 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{file_name, Comparison, Error, Snapshot};
+use crate::suite::CatalogVersion;
+
+/// How many snapshots of a baseline were recorded with one catalog version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogCount {
+    /// The version (`info.catalog`).
+    pub version: CatalogVersion,
+    /// How many snapshots name it.
+    pub snapshots: usize,
+}
+
+/// `catalog 2026.11.1 (25 of 25 snapshots)`, or for several versions
+/// `catalog 2026.10.1 (3 of 25 snapshots) and 2026.11.1 (22 of 25 snapshots)`.
+pub fn recorded_catalogs(counts: &[CatalogCount], total: usize) -> String {
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|c| format!("{} ({} of {total} snapshots)", c.version, c.snapshots))
+        .collect();
+    let list = match parts.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    format!("catalog {list}")
+}
 
 /// A baseline folder, read: every `*.snap` file by case id (`.snap.new` files are ignored).
 #[derive(Clone, Debug, Default)]
@@ -73,6 +98,24 @@ impl Baseline {
         })
     }
 
+    /// The catalog versions other than the running one that its snapshots were recorded with,
+    /// oldest first, each with how many; empty when every snapshot names the running catalog or
+    /// none (unknown).
+    pub fn other_catalogs(&self) -> Vec<CatalogCount> {
+        let mut by: BTreeMap<&CatalogVersion, usize> = BTreeMap::new();
+        for v in self.snapshots.values().filter_map(|s| s.catalog.as_ref()) {
+            if !v.is_current() {
+                *by.entry(v).or_default() += 1;
+            }
+        }
+        by.into_iter()
+            .map(|(v, n)| CatalogCount {
+                version: v.clone(),
+                snapshots: n,
+            })
+            .collect()
+    }
+
     /// Compare a case's snapshot of this run with the recorded one.
     pub fn compare(&self, actual: &Snapshot) -> Comparison {
         match self.snapshots.get(&actual.case_id) {
@@ -115,6 +158,13 @@ pub struct BaselineSummary {
     pub not_compared: usize,
     /// Snapshots of existing cases this run did not select (`--level`, `--cases`, `--exclude`).
     pub not_run: usize,
+    /// The catalog versions other than the running one that snapshots were recorded with
+    /// ([`Baseline::other_catalogs`]). Not in the JSON report.
+    #[serde(skip)]
+    pub other_catalogs: Vec<CatalogCount>,
+    /// How many snapshots the baseline holds. Not in the JSON report.
+    #[serde(skip)]
+    pub snapshots: usize,
 }
 
 impl BaselineSummary {
@@ -144,6 +194,36 @@ mod tests {
     use crate::baseline::redact::tests::sample;
     use crate::baseline::Answer;
     use crate::protocol::ToolResult;
+
+    #[test]
+    fn other_catalogs_are_counted_oldest_first() {
+        let v = |t: &str| Some(crate::suite::CatalogVersion::parse(t).unwrap());
+        let mut b = Baseline::default();
+        for (id, catalog) in [
+            ("a", v("2026.11.1")),
+            ("b", v("2026.9.2")),
+            ("c", v("2026.11.1")),
+            ("d", None),
+            ("e", Some(CatalogVersion::current())),
+        ] {
+            let mut s = sample();
+            s.case_id = id.into();
+            s.catalog = catalog;
+            b.snapshots.insert(id.into(), s);
+        }
+        let counts = b.other_catalogs();
+        assert_eq!(
+            recorded_catalogs(&counts, b.snapshots.len()),
+            "catalog 2026.9.2 (1 of 5 snapshots) and 2026.11.1 (2 of 5 snapshots)"
+        );
+        assert_eq!(
+            recorded_catalogs(&counts[1..], 5),
+            "catalog 2026.11.1 (2 of 5 snapshots)"
+        );
+        b.snapshots
+            .retain(|id, _| ["d", "e"].contains(&id.as_str()));
+        assert!(b.other_catalogs().is_empty());
+    }
 
     #[test]
     fn compare_tells_unchanged_regression_and_new() {

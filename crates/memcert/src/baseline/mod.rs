@@ -15,6 +15,7 @@
 //! source: memcert 0.1.0
 //! expression: view/dir/nested
 //! info:
+//!   catalog: 2026.12.1
 //!   input:
 //!     - "{\"command\":\"view\",\"path\":\"/memories/a\"}"
 //!   redactions:
@@ -29,6 +30,13 @@
 //! --- end ---
 //! ```
 //!
+//! `info.catalog` is the case catalog version the snapshot was recorded with
+//! (`memcert_cases::CATALOG_VERSION`, `YEAR.MONTH.N`); a file without it (recorded before
+//! memcert wrote it) is read as recorded with an unknown catalog, and one whose `catalog` is not
+//! a catalog version is refused like any malformed file. A baseline recorded with another
+//! catalog still compares (the answers are what count), but the binary warns once on stderr and
+//! the reports say so: the catalog's cases may have been added, retired or changed since
+//! (`CHANGELOG.md`), which shows as NEW, STALE or a REGRESSION whose inputs changed.
 //! `info.input` holds each step's input as sent (compact JSON, redacted); `info.redactions` names
 //! the [`Rule`]s that replaced something in this snapshot. The body has one block per step that
 //! was sent: `is_error` and the content exactly as answered, after redaction. Text content is
@@ -72,7 +80,7 @@ mod compare;
 mod redact;
 mod snap;
 
-pub use compare::{diff, Baseline, BaselineSummary};
+pub use compare::{diff, recorded_catalogs, Baseline, BaselineSummary, CatalogCount};
 pub use redact::{entry_key, listing_lines, Redactor};
 pub use snap::{case_id_of, file_name, remove_pending, write, write_pending};
 
@@ -167,6 +175,9 @@ pub enum Answer {
 pub struct Snapshot {
     /// The case id (the header's `expression`).
     pub case_id: String,
+    /// The catalog version it was recorded with (the header's `info.catalog`); `None`: unknown
+    /// (a file without it).
+    pub catalog: Option<crate::suite::CatalogVersion>,
     /// Each step's input as compact JSON, redacted (the header's `info.input`).
     pub input: Vec<String>,
     /// Names of the rules that replaced something (the header's `info.redactions`).

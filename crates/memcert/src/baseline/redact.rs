@@ -127,6 +127,7 @@ impl Redactor {
             .collect();
         Snapshot {
             case_id: case_id.to_owned(),
+            catalog: Some(crate::suite::CatalogVersion::current()),
             input,
             redactions: hit.into_iter().map(|r| r.name().to_owned()).collect(),
             steps,

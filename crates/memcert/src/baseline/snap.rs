@@ -54,6 +54,9 @@ impl Snapshot {
         );
         let _ = writeln!(s, "expression: {}", yaml_scalar(&self.case_id));
         s.push_str("info:\n");
+        if let Some(v) = &self.catalog {
+            let _ = writeln!(s, "  catalog: {}", yaml_scalar(&v.to_string()));
+        }
         for (key, list) in [("input", &self.input), ("redactions", &self.redactions)] {
             if list.is_empty() {
                 let _ = writeln!(s, "  {key}: []");
@@ -89,6 +92,7 @@ impl Snapshot {
         let steps = file.steps()?;
         Ok(Snapshot {
             case_id,
+            catalog: header.catalog,
             input: header.input,
             redactions: header.redactions,
             steps,
@@ -102,10 +106,12 @@ struct SnapFile<'a> {
     path: &'a Path,
 }
 
-/// What memcert reads from the header: the case id and the two `info` lists.
+/// What memcert reads from the header: the case id, the catalog version and the two `info`
+/// lists.
 #[derive(Default)]
 struct Header {
     case_id: Option<String>,
+    catalog: Option<crate::suite::CatalogVersion>,
     input: Vec<String>,
     redactions: Vec<String>,
 }
@@ -170,7 +176,7 @@ impl<'a> SnapFile<'a> {
                 let item = parse_scalar(item).map_err(|e| self.bad_at(n, &e))?;
                 header.list(which).push(item);
             } else if let Some(rest) = line.strip_prefix("  ") {
-                list = self.info_key(n, rest)?;
+                list = self.info_key(n, rest, &mut header)?;
             } else {
                 list = None;
                 in_info = self.top_level_key(n, line, &mut header)?;
@@ -179,9 +185,21 @@ impl<'a> SnapFile<'a> {
     }
 
     /// An `info` key, line `n` without its indent (`input:`, `redactions: []`): the list the
-    /// items below it go to, `None` when it is written `[]`.
-    fn info_key(&self, n: usize, rest: &str) -> Result<Option<InfoList>, Error> {
+    /// items below it go to, `None` when it is written `[]` or is `catalog: YEAR.MONTH.N`.
+    fn info_key(
+        &self,
+        n: usize,
+        rest: &str,
+        header: &mut Header,
+    ) -> Result<Option<InfoList>, Error> {
         let (key, value) = rest.split_once(':').unwrap_or((rest, ""));
+        if key == "catalog" {
+            let text = parse_scalar(value.trim()).map_err(|e| self.bad_at(n, &e))?;
+            let v = crate::suite::CatalogVersion::parse(&text)
+                .map_err(|e| self.bad_at(n, &format!("info.catalog: {e}")))?;
+            header.catalog = Some(v);
+            return Ok(None);
+        }
         let which = match key {
             "input" => InfoList::Input,
             "redactions" => InfoList::Redactions,
@@ -492,13 +510,15 @@ mod tests {
         );
         assert!(text.contains("content: \"a\\r\\nb\\u001b\"\n"), "{text}");
         assert!(text.starts_with(&format!(
-            "---\nsource: memcert {}\nexpression: \"odd: id\"\ninfo:\n  input:\n    - \"{{\\\"command\\\":\\\"view\\\",",
-            env!("CARGO_PKG_VERSION")
+            "---\nsource: memcert {}\nexpression: \"odd: id\"\ninfo:\n  catalog: {}\n  input:\n    - \"{{\\\"command\\\":\\\"view\\\",",
+            env!("CARGO_PKG_VERSION"),
+            crate::suite::CATALOG_VERSION
         )));
         assert_eq!(Snapshot::parse(&text, Path::new("f")).unwrap(), s);
         let none = Snapshot {
             redactions: vec![],
             input: vec![],
+            catalog: None,
             ..s.clone()
         };
         assert!(none
@@ -529,6 +549,41 @@ mod tests {
         assert_eq!(
             err("---\nsource: x\n---\n--- end ---\n"),
             "x.snap: not a memcert snapshot: no `expression:` (the case id)"
+        );
+    }
+
+    #[test]
+    fn the_catalog_line_is_written_read_back_optional_and_checked() {
+        let s = sample();
+        let text = s.render();
+        assert!(
+            text.contains(&format!(
+                "\ninfo:\n  catalog: {}\n  input:\n",
+                crate::suite::CATALOG_VERSION
+            )),
+            "{text}"
+        );
+        let back = Snapshot::parse(&text, Path::new("f")).unwrap();
+        assert!(back
+            .catalog
+            .as_ref()
+            .is_some_and(crate::suite::CatalogVersion::is_current));
+        let line = format!("  catalog: {}\n", crate::suite::CATALOG_VERSION);
+        let none = Snapshot::parse(&text.replace(&line, ""), Path::new("f")).unwrap();
+        assert_eq!(none.catalog, None);
+        assert_eq!(none.steps, s.steps);
+        let older = text.replace(&line, "  catalog: 2026.11.1\n");
+        let older = Snapshot::parse(&older, Path::new("f")).unwrap();
+        assert_eq!(older.catalog.unwrap().to_string(), "2026.11.1");
+        let bad = text.replace(&line, "  catalog: \"\"\n");
+        assert_eq!(
+            Snapshot::parse(&bad, Path::new("x.snap"))
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "x.snap: not a memcert snapshot: line 5: info.catalog: \"\" is not a catalog version (YEAR.MONTH.N, such as {})",
+                crate::suite::CATALOG_VERSION
+            )
         );
     }
 

@@ -73,6 +73,18 @@ pub enum Snapshots {
     Compare(std::sync::Arc<Baseline>),
 }
 
+/// Of the expected-failure entries that matched no case of the run, those that match no case
+/// of the catalog at any level (nor the start-up case): retired or renamed ids.
+fn retired(unused: &[String]) -> Vec<String> {
+    if unused.is_empty() {
+        return Vec::new();
+    }
+    let all = crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full);
+    let mut ids: Vec<&str> = all.iter().map(|c| c.id.as_str()).collect();
+    ids.push(STARTUP_CASE);
+    ExpectedFailures::matching_none(unused, &ids)
+}
+
 /// Keep the cases whose id matches one of `include` (all when empty) and none of `exclude`.
 /// Globs use `*` for any characters, `/` included.
 ///
@@ -150,6 +162,7 @@ pub fn run(
         .map(|c| c.id.as_str())
         .zip(verdicts);
     let mut summary = Summary::of(target.describe(), config, outcomes);
+    summary.retired = retired(&summary.unused);
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, cases, &compared));
     }

@@ -87,6 +87,16 @@ pub struct Summary {
     pub stale: Vec<String>,
     /// Expected-failure entries that matched no case of the run.
     pub unused: Vec<String>,
+    /// Of [`Summary::unused`], the entries that match no case of the whole catalog either
+    /// (retired or renamed ids); filled by catalog runs ([`crate::certify::run`]). Not in the
+    /// JSON report.
+    #[serde(skip)]
+    pub retired: Vec<String>,
+    /// The catalog version the expected-failures list was made for, when it names one other
+    /// than the running catalog ([`crate::expected::ExpectedFailures::other_catalog`]). Not in
+    /// the JSON report.
+    #[serde(skip)]
+    pub expected_catalog: Option<crate::suite::CatalogVersion>,
     /// The verdicts that block certification (`--fail-on`), worst first; by default UNSAFE,
     /// ERROR and FAIL.
     pub fail_on: Vec<Verdict>,
@@ -141,6 +151,8 @@ impl Summary {
             expected_failures: reckoning.expected.len(),
             stale: reckoning.stale,
             unused: reckoning.unused,
+            retired: Vec::new(),
+            expected_catalog: config.expected.other_catalog().cloned(),
             fail_on: Vec::new(),
             unexcused,
             certified: false,

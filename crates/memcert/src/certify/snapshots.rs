@@ -107,6 +107,8 @@ pub fn baseline_summary_of(
 ) -> BaselineSummary {
     let mut s = BaselineSummary {
         dir: baseline.dir.display().to_string(),
+        other_catalogs: baseline.other_catalogs(),
+        snapshots: baseline.snapshots.len(),
         ..BaselineSummary::default()
     };
     for (id, c) in compared {

@@ -137,6 +137,16 @@ the verdict; each case shows its reason.</p>",
             summary.expected_failures
         );
     }
+    if let Some(v) = &summary.expected_catalog {
+        let _ = writeln!(
+            h,
+            "<p>{}</p>",
+            Text(&super::expected_other_catalog(
+                "the expected-failures list",
+                v
+            ))
+        );
+    }
     if !summary.stale.is_empty() {
         h.push_str(
             "<p class=\"not-certified\">Stale expected failures: these entries' cases all pass now; \
@@ -305,6 +315,13 @@ fn baseline(h: &mut String, b: &crate::baseline::BaselineSummary) {
         Text(&b.dir),
         Text(&b.totals())
     );
+    if let Some(note) = super::baseline_other_catalog(
+        "the baseline was recorded with",
+        &b.other_catalogs,
+        b.snapshots,
+    ) {
+        let _ = writeln!(h, "<p>{}</p>", Text(&note));
+    }
     for (what, ids) in [
         ("REGRESSION (the answers changed)", &b.regressions),
         ("NEW (no snapshot yet; not a failure)", &b.new),

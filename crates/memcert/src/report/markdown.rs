@@ -64,6 +64,15 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         }
         s.push_str("\n</details>\n");
     }
+    if let Some(v) = &summary.expected_catalog {
+        s.push_str(&format!(
+            "\n**Catalog:** {}\n",
+            cell(&super::expected_other_catalog(
+                "the expected-failures list",
+                v
+            ))
+        ));
+    }
     if !summary.stale.is_empty() {
         s.push_str(
             "\n**Stale expected failures** (their cases all pass now; remove the entries):\n\n",
@@ -311,6 +320,13 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
         for id in &b.stale {
             s.push_str(&format!("- `{}`\n", cell(id)));
         }
+    }
+    if let Some(note) = super::baseline_other_catalog(
+        "the baseline was recorded with",
+        &b.other_catalogs,
+        b.snapshots,
+    ) {
+        s.push_str(&format!("\n**Catalog:** {}\n", cell(&note)));
     }
     s
 }

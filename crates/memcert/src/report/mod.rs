@@ -60,6 +60,38 @@ pub fn versions() -> String {
     )
 }
 
+/// The sentence every report and the binary use for a file made with another catalog version
+/// than the running one: `{made} {recorded}, but this memcert runs catalog 2026.12.2; see
+/// CHANGELOG.md for the cases added, retired or changed in verdict between them`, where `made`
+/// names the file (`--baseline base was recorded with`) and `recorded` its versions
+/// (`catalog 2026.11.1`).
+pub fn other_catalog(made: &str, recorded: &str) -> String {
+    format!(
+        "{made} {recorded}, but this memcert runs catalog {}; see CHANGELOG.md for the cases added, retired or changed in verdict between them",
+        crate::suite::CATALOG_VERSION
+    )
+}
+
+/// [`other_catalog`] for an expected-failures list made for `version`; `made` names the list.
+pub fn expected_other_catalog(made: &str, version: &crate::suite::CatalogVersion) -> String {
+    other_catalog(
+        &format!("{made} was made for"),
+        &format!("catalog {version}"),
+    )
+}
+
+/// [`other_catalog`] for a baseline of `total` snapshots, `counts` of which were recorded with
+/// other catalogs (`None` when none was); `made` names the baseline with its verb (`the
+/// baseline was recorded with`).
+pub fn baseline_other_catalog(
+    made: &str,
+    counts: &[crate::baseline::CatalogCount],
+    total: usize,
+) -> Option<String> {
+    (!counts.is_empty())
+        .then(|| other_catalog(made, &crate::baseline::recorded_catalogs(counts, total)))
+}
+
 /// A reporter that hands on every event as it came, except the summary of `Finished`, which it
 /// hands on under the gate `fail_on` (`--fail-on`, [`crate::certify::Summary::gated`]), so
 /// every report states the gate the exit status follows.
@@ -241,6 +273,7 @@ pub(crate) fn baseline_sample() -> (crate::certify::Summary, Vec<crate::certify:
         stale: vec!["view/retired".into()],
         not_compared: 0,
         not_run: 2,
+        ..BaselineSummary::default()
     });
     (summary, cases)
 }

@@ -296,10 +296,17 @@ fn one_line_verdicts(cases: &[CaseRecord]) -> String {
     s
 }
 
-/// The expected-failure entries that are stale (their cases all pass) and those that matched no
-/// case of the run.
+/// The expected-failure list's catalog when it is not the running one, the entries that are
+/// stale (their cases all pass) and those that matched no case of the run (marked when no case
+/// of the catalog has their id).
 fn list_entries(summary: &Summary) -> String {
     let mut s = String::new();
+    if let Some(v) = &summary.expected_catalog {
+        s.push_str(&format!(
+            "\n{}\n",
+            super::expected_other_catalog("the expected-failures list", v)
+        ));
+    }
     if !summary.stale.is_empty() {
         s.push_str(&format!(
             "\nSTALE expected failures ({}): these entries' cases all pass now; remove them\n",
@@ -315,7 +322,15 @@ fn list_entries(summary: &Summary) -> String {
             summary.unused.len()
         ));
         for id in &summary.unused {
-            s.push_str(&format!("  {}\n", visible(id)));
+            if summary.retired.contains(id) {
+                s.push_str(&format!(
+                    "  {}  (no case of catalog {} has this id: retired or renamed, see CHANGELOG.md)\n",
+                    visible(id),
+                    crate::suite::CATALOG_VERSION
+                ));
+            } else {
+                s.push_str(&format!("  {}\n", visible(id)));
+            }
         }
     }
     s
@@ -432,6 +447,13 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
                 crate::baseline::file_name(id)
             ));
         }
+    }
+    if let Some(note) = super::baseline_other_catalog(
+        "the baseline was recorded with",
+        &b.other_catalogs,
+        b.snapshots,
+    ) {
+        s.push_str(&format!("\n{note}\n"));
     }
     s.push_str(&format!("\nbaseline {}: {}\n", visible(&b.dir), b.totals()));
     s
