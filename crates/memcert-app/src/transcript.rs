@@ -404,6 +404,7 @@ impl Transcript {
                 .map(|(_, u)| Step {
                     input: u.input.clone(),
                     accept: u.accept.clone(),
+                    tests_view_format: false,
                 })
                 .collect(),
             checks: self

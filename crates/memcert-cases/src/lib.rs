@@ -170,6 +170,11 @@ pub struct Step {
     pub input: Value,
     /// Acceptable replies, best first; the first that matches sets the verdict.
     pub accept: Vec<Accept>,
+    /// The step tests the numbered view format (`spec:2.1/C1`): a file view shown without line
+    /// numbers is a wrong meaning (FAIL for a MUST case), where elsewhere it is other words
+    /// (NON-STRICT). A case declares it for all its steps (the catalog's `tests_view_format`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tests_view_format: bool,
 }
 
 /// One acceptable reply and the verdict it earns. Transcripts (`crate::transcript`) read it

@@ -609,7 +609,8 @@ pub fn explain_content(
 /// [`explain_content`] for a case's file check on `path`: the command is the last step naming
 /// `path`, "before" is what the case planted there; `is_error[i]` is step `i`'s flag when it was
 /// answered. A step that reported success in front of an unchanged or missing file says so
-/// ("reported success but the file is unchanged").
+/// ("reported success but the file is unchanged"). Several creates of `path` are told by their
+/// replies and the text the file holds ([`explain_creates`]).
 pub fn explain_check(
     case: &crate::Case,
     path: &str,
@@ -631,6 +632,9 @@ pub fn explain_check(
                 == Some(path)
         })
     })?;
+    if let Some(why) = explain_creates(case, path, found, is_error) {
+        return Some(why);
+    }
     let why = explain_content(&step.input, before, want, found)?;
     let reported_ok = is_error.get(i).copied().flatten() == Some(false);
     Some(
@@ -640,6 +644,105 @@ pub fn explain_check(
             why
         },
     )
+}
+
+/// Two creates or more of `path` (`batch/create-twice`), all answered, and a file on disk: what
+/// their replies and the file show together, never which ran first (memcert cannot see that):
+/// "both creates reported success and the file holds the second create's text: the second
+/// create overwrote the first", "the first create was refused and the second reported success;
+/// the file holds the second create's text". `None` otherwise.
+fn explain_creates(
+    case: &crate::Case,
+    path: &str,
+    found: Option<&[u8]>,
+    is_error: &[Option<bool>],
+) -> Option<String> {
+    let creates: Vec<(usize, &str)> = case
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            s.input.get("command").and_then(|v| v.as_str()) == Some("create")
+                && s.input
+                    .get("path")
+                    .and_then(|v| v.as_str())
+                    .map(canonical)
+                    .as_deref()
+                    == Some(path)
+        })
+        .filter_map(|(i, s)| Some((i, s.input.get("file_text")?.as_str()?)))
+        .collect();
+    let found = found?;
+    if creates.len() < 2 {
+        return None;
+    }
+    let refused: Vec<bool> = creates
+        .iter()
+        .map(|(i, _)| is_error.get(*i).copied().flatten())
+        .collect::<Option<_>>()?;
+    let n = creates.len();
+    let name = |k: usize| match k {
+        0 => "first".to_owned(),
+        1 => "second".to_owned(),
+        2 => "third".to_owned(),
+        _ => format!("create {}", k + 1),
+    };
+    let replies = if refused.iter().all(|r| !r) {
+        let all = if n == 2 {
+            "both".to_owned()
+        } else {
+            format!("all {n}")
+        };
+        format!("{all} creates reported success")
+    } else if refused.iter().all(|r| *r) {
+        let all = if n == 2 {
+            "both".to_owned()
+        } else {
+            format!("all {n}")
+        };
+        format!("{all} creates were refused")
+    } else {
+        let each: Vec<String> = refused
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let what = if *r {
+                    "was refused"
+                } else {
+                    "reported success"
+                };
+                if k == 0 {
+                    format!("the first create {what}")
+                } else {
+                    format!("the {} {what}", name(k))
+                }
+            })
+            .collect();
+        match each.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => each.concat(),
+        }
+    };
+    let held = creates.iter().position(|(_, t)| t.as_bytes() == found);
+    let file = match held {
+        Some(k) => format!("the file holds the {} create's text", name(k)),
+        None if n == 2 => "the file holds neither create's text".to_owned(),
+        None => "the file holds none of the creates' texts".to_owned(),
+    };
+    Some(match held {
+        Some(k) if k == n - 1 && refused.iter().all(|r| !r) => {
+            let earlier: Vec<String> = (0..k).map(name).collect();
+            format!(
+                "{replies} and {file}: the {} create overwrote the {}",
+                name(k),
+                earlier.join(" and the ")
+            )
+        }
+        _ if replies.starts_with("both") || replies.starts_with("all") => {
+            format!("{replies} and {file}")
+        }
+        _ => format!("{replies}; {file}"),
+    })
 }
 
 #[cfg(test)]
@@ -821,6 +924,47 @@ mod tests {
         assert_eq!(
             explain_content(&sr, Some(b"foo\n"), b"bar\n", Some(b"foo\n")).as_deref(),
             Some("the file is unchanged")
+        );
+    }
+
+    // See: issue 11 ("verdicts follow what was observed"): batch/create-twice said "the second
+    // create of the turn ran first", which memcert cannot see; a sequential handler whose
+    // second create overwrote got that story too.
+    #[test]
+    fn two_creates_are_told_by_their_replies_and_the_file() {
+        let case = crate::catalog::all()
+            .into_iter()
+            .find(|c| c.id == "batch/create-twice")
+            .unwrap();
+        let told = |flags: &[Option<bool>], found: Option<&[u8]>| {
+            explain_check(&case, "/memories/n.txt", b"first\n", found, flags)
+        };
+        let ok = Some(false);
+        let err = Some(true);
+        assert_eq!(
+            told(&[ok, ok], Some(b"second\n")).as_deref(),
+            Some("both creates reported success and the file holds the second create's text: the second create overwrote the first")
+        );
+        assert_eq!(
+            told(&[err, ok], Some(b"second\n")).as_deref(),
+            Some("the first create was refused and the second reported success; the file holds the second create's text")
+        );
+        assert_eq!(
+            told(&[ok, err], Some(b"second\n")).as_deref(),
+            Some("the first create reported success and the second was refused; the file holds the second create's text")
+        );
+        assert_eq!(
+            told(&[ok, ok], Some(b"third\n")).as_deref(),
+            Some("both creates reported success and the file holds neither create's text")
+        );
+        // Nothing on disk, or a reply missing: the plain words.
+        assert_eq!(
+            told(&[ok, ok], None).as_deref(),
+            Some("reported success but nothing is on disk")
+        );
+        assert_eq!(
+            told(&[ok, None], Some(b"second\n")).as_deref(),
+            Some("the file on disk is not the file_text sent")
         );
     }
 }

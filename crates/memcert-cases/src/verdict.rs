@@ -403,7 +403,7 @@ fn compare(step: &Step, o: &Outcome, actual: &ToolResult) -> Result<Vec<String>,
             count,
             text: want,
             ..
-        } => compare_view(*first, *count, want, &text),
+        } => compare_view(*first, *count, want, &text, step.tests_view_format),
         Outcome::Edited { lines } => compare_done(step, "str_replace", &text, lines),
         Outcome::Created { .. } => compare_done(step, "create", &text, &[]),
         Outcome::Inserted { .. } => compare_done(step, "insert", &text, &[]),
@@ -461,8 +461,15 @@ fn compare_listing(
 }
 
 /// A file view: the line texts in order and their numbers when numbers are shown; a missing
-/// empty line after the final newline and missing numbers are format.
-fn compare_view(first: usize, count: usize, want: &str, text: &str) -> Result<Vec<String>, String> {
+/// empty line after the final newline is format, and so are missing numbers unless the step
+/// tests the numbered view format (`numbered`, [`Step::tests_view_format`]).
+fn compare_view(
+    first: usize,
+    count: usize,
+    want: &str,
+    text: &str,
+    numbered: bool,
+) -> Result<Vec<String>, String> {
     let want_lines: Vec<(usize, String)> = if count == 0 {
         Vec::new()
     } else {
@@ -493,6 +500,9 @@ fn compare_view(first: usize, count: usize, want: &str, text: &str) -> Result<Ve
         if candidate == plain || candidate.trim_end_matches('\n') == plain.trim_end_matches('\n') {
             if count == 0 {
                 return Ok(Vec::new());
+            }
+            if numbered {
+                return Err("the file is shown without line numbers; this case tests the numbered view format (spec:2.1/C1)".into());
             }
             return Ok(vec!["no line numbers shown".into()]);
         }
@@ -663,6 +673,7 @@ mod tests {
                 profiles: vec![],
                 note: "the documented reply".into(),
             }],
+            tests_view_format: false,
         }
     }
 
@@ -796,6 +807,79 @@ mod tests {
         assert_eq!(g.note, "line 2 reads \"c\", the file's line 2 is \"b\"");
     }
 
+    // See: issue 11's table: a file view's meaning is "the line texts in order, and their
+    // numbers when numbers are shown"; missing line numbers are format "except in the cases
+    // that test view format".
+    #[test]
+    fn missing_line_numbers_fail_only_where_the_step_tests_the_view_format() {
+        use serde_json::json;
+        let mut view = step(
+            json!({"command": "view", "path": "/memories/notes.txt"}),
+            Outcome::view_file("/memories/notes.txt", 1, &["Hello", "World", ""]),
+        );
+        let plain = || ToolResult::ok("Here's the content of /memories/notes.txt:\nHello\nWorld\n");
+        let g = grade(&view, plain());
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (
+                Verdict::NonStrict,
+                "the documented reply in other words (no line numbers shown)"
+            )
+        );
+        view.tests_view_format = true;
+        let g = grade(&view, plain());
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (
+                Verdict::Fail,
+                "the file is shown without line numbers; this case tests the numbered view format (spec:2.1/C1)"
+            )
+        );
+        // Without the header line too; a SHOULD case is NON-STRICT, FAIL with --strict.
+        let bare = ToolResult::ok("Hello\nWorld\n");
+        assert_eq!(grade(&view, bare.clone()).verdict, Verdict::Fail);
+        let should = grade_step(&view, &bare, Profile::Docs, Level::Should, false);
+        assert_eq!(
+            (should.verdict, should.note.as_str()),
+            (
+                Verdict::NonStrict,
+                "the file is shown without line numbers; this case tests the numbered view format (spec:2.1/C1)"
+            )
+        );
+        assert_eq!(
+            grade_step(&view, &bare, Profile::Docs, Level::Should, true).verdict,
+            Verdict::Fail
+        );
+        // Numbers in another spelling are still other words; the documented view is PASS.
+        let g = grade(
+            &view,
+            ToolResult::ok("File /memories/notes.txt\n1: Hello\n2: World\n3: "),
+        );
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (Verdict::NonStrict, "the documented reply in other words")
+        );
+        let g = grade(
+            &view,
+            ToolResult::ok("Here's the content of /memories/notes.txt with line numbers:\n     1\tHello\n     2\tWorld\n     3\t"),
+        );
+        assert_eq!(g.verdict, Verdict::Pass);
+        // An empty range has no number to show.
+        let mut empty = step(
+            json!({"command": "view", "path": "/memories/ten.txt", "view_range": [5, 2]}),
+            Outcome::view_file("/memories/ten.txt", 5, &[]),
+        );
+        empty.tests_view_format = true;
+        assert_eq!(
+            grade(
+                &empty,
+                ToolResult::ok("Here's the content of /memories/ten.txt:\n")
+            )
+            .verdict,
+            Verdict::NonStrict
+        );
+    }
+
     #[test]
     fn should_cases_degrade_to_non_strict_and_strict_makes_them_fail() {
         let step = Step {
@@ -806,6 +890,7 @@ mod tests {
                 profiles: vec![],
                 note: String::new(),
             }],
+            tests_view_format: false,
         };
         let ok = ToolResult::ok("done");
         assert_eq!(

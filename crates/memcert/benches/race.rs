@@ -108,6 +108,7 @@ fn case(inputs: &[Value]) -> Case {
                     accept(Verdict::Pass, Reply::AnyError),
                     accept(Verdict::Pass, Reply::AnySuccess),
                 ],
+                tests_view_format: false,
             })
             .collect(),
         checks: Vec::new(),

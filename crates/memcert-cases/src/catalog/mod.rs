@@ -57,16 +57,22 @@ pub fn all() -> Vec<Case> {
     v
 }
 
-/// Builder for one case literal; the flag says the steps are one turn ([`B::batch`]).
-pub(crate) struct B(Case, bool);
+/// Builder for one case literal.
+pub(crate) struct B {
+    case: Case,
+    /// The steps are one turn ([`B::batch`]).
+    batch: bool,
+    /// The case tests the numbered view format ([`B::tests_view_format`]).
+    view_format: bool,
+}
 
 impl B {
     /// A case defined at the caller's `file:line` ([`Case::defined`]).
     #[track_caller]
     pub(crate) fn new(id: &str, level: Level, requirement: &str, source: &[&str]) -> B {
         let at = std::panic::Location::caller();
-        B(
-            Case {
+        B {
+            case: Case {
                 id: id.to_owned(),
                 source: source.iter().map(|s| s.to_string()).collect(),
                 defined: format!("{}:{}", at.file(), at.line()),
@@ -78,8 +84,9 @@ impl B {
                 race: None,
                 turns: Vec::new(),
             },
-            false,
-        )
+            batch: false,
+            view_format: false,
+        }
     }
     #[track_caller]
     pub(crate) fn must(id: &str, requirement: &str, source: &[&str]) -> B {
@@ -90,57 +97,61 @@ impl B {
         B::new(id, Level::Should, requirement, source)
     }
     pub(crate) fn file(mut self, path: &str, content: impl AsRef<[u8]>) -> B {
-        self.0.setup.push(Fs::File {
+        self.case.setup.push(Fs::File {
             path: path.into(),
             content: content.as_ref().to_vec(),
         });
         self
     }
     pub(crate) fn dir(mut self, path: &str) -> B {
-        self.0.setup.push(Fs::Dir { path: path.into() });
+        self.case.setup.push(Fs::Dir { path: path.into() });
         self
     }
     pub(crate) fn lines(mut self, path: &str, count: usize) -> B {
-        self.0.setup.push(Fs::Lines {
+        self.case.setup.push(Fs::Lines {
             path: path.into(),
             count,
         });
         self
     }
     pub(crate) fn link(mut self, path: &str, target: LinkTo) -> B {
-        self.0.setup.push(Fs::Symlink {
+        self.case.setup.push(Fs::Symlink {
             path: path.into(),
             target,
         });
         self
     }
     pub(crate) fn fifo(mut self, path: &str) -> B {
-        self.0.setup.push(Fs::Fifo { path: path.into() });
+        self.case.setup.push(Fs::Fifo { path: path.into() });
         self
     }
     /// Plant a named scenario (`attack::scenarios`) and cite its sources too.
     pub(crate) fn scenario(mut self, s: crate::scenarios::Scenario) -> B {
-        self.0.setup.extend(s.setup);
+        self.case.setup.extend(s.setup);
         for src in s.source {
-            if !self.0.source.iter().any(|have| have == src) {
-                self.0.source.push(src.to_string());
+            if !self.case.source.iter().any(|have| have == src) {
+                self.case.source.push(src.to_string());
             }
         }
         self
     }
     pub(crate) fn hard_link_outside(mut self, path: &str, name: &str) -> B {
-        self.0.setup.push(Fs::HardLinkOutside {
+        self.case.setup.push(Fs::HardLinkOutside {
             path: path.into(),
             name: name.into(),
         });
         self
     }
     pub(crate) fn send(mut self, input: Value, accept: Vec<Accept>) -> B {
-        self.0.steps.push(Step { input, accept });
+        self.case.steps.push(Step {
+            input,
+            accept,
+            tests_view_format: false,
+        });
         self
     }
     pub(crate) fn check(mut self, path: &str, expect: Expected, verdict: Verdict, what: &str) -> B {
-        self.0.checks.push(Check {
+        self.case.checks.push(Check {
             path: path.into(),
             expect,
             verdict,
@@ -160,7 +171,7 @@ impl B {
     }
     /// Run the steps while the harness keeps exchanging `a` and `b`.
     pub(crate) fn race(mut self, a: &str, b: &str, max_swaps: u64) -> B {
-        self.0.race = Some(super::Race {
+        self.case.race = Some(super::Race {
             a: a.into(),
             b: b.into(),
             max_swaps,
@@ -169,14 +180,24 @@ impl B {
     }
     /// Send the steps as one assistant turn (a batch).
     pub(crate) fn batch(mut self) -> B {
-        self.1 = true;
+        self.batch = true;
+        self
+    }
+    /// The case's requirement is the numbered view format itself (numbering, width, the numbers
+    /// of a range): a file view without line numbers does not meet it, and is FAIL (a MUST case)
+    /// rather than other words ([`Step::tests_view_format`] on every step).
+    pub(crate) fn tests_view_format(mut self) -> B {
+        self.view_format = true;
         self
     }
     pub(crate) fn done(mut self) -> Case {
-        if self.1 {
-            self.0.turns = vec![self.0.steps.len()];
+        if self.batch {
+            self.case.turns = vec![self.case.steps.len()];
         }
-        self.0
+        for step in &mut self.case.steps {
+            step.tests_view_format = self.view_format;
+        }
+        self.case
     }
 }
 
@@ -292,6 +313,26 @@ mod tests {
                 c.id
             );
         }
+    }
+
+    // See: issue 11: missing line numbers are format "except in the cases that test view
+    // format"; those cases declare it, and no other does.
+    #[test]
+    fn the_cases_that_test_the_view_format_declare_it_on_every_step() {
+        let declared: Vec<String> = all()
+            .into_iter()
+            .filter(|c| c.steps.iter().any(|s| s.tests_view_format))
+            .inspect(|c| assert!(c.steps.iter().all(|s| s.tests_view_format), "{}", c.id))
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(
+            declared,
+            [
+                "view/file/trailing-newline",
+                "view/file/empty",
+                "view/file/view-range/middle",
+            ]
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub use case::{
 };
 pub use events::{Collect, Event, Fanout, Reporter};
 pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};
-pub use record::{record, CaseRecord, StepRecord, Summary};
+pub use record::{finding_step, record, CaseRecord, StepLabel, StepRecord, Summary};
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};

@@ -26,12 +26,58 @@ pub struct StepRecord {
     pub error: Option<String>,
     /// The best acceptable reply in this profile, as text.
     pub expected: String,
-    /// The verdict of this reply alone (ERROR when none came).
+    /// The grade of this reply alone (ERROR when none came). A finding that names the step
+    /// (`step N: ...`) may be worse: reports label a step with [`CaseRecord::step_label`].
     pub verdict: Verdict,
 }
 
-/// A finished case: enough to reproduce the verdict without rerunning.
-#[derive(Clone, Debug, Serialize)]
+/// What a step is labelled with in every report ([`CaseRecord::step_label`]): the worst of its
+/// reply's grade and of the findings that name it, so that a step is never shown better than a
+/// finding about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepLabel {
+    /// The label: the worst of [`StepLabel::reply`] and the verdicts of the findings that name
+    /// the step.
+    pub verdict: Verdict,
+    /// The grade of the reply alone ([`StepRecord::verdict`]).
+    pub reply: Verdict,
+    /// The kinds of the findings that name the step and are worse than its reply's grade, worst
+    /// first, each once (`host-path-disclosed`, `outside-read`).
+    pub worse: Vec<String>,
+}
+
+impl StepLabel {
+    /// Why the label is worse than the reply's grade, in words (`None` when it is not):
+    /// `reply graded PASS; UNSAFE by host-path-disclosed`.
+    pub fn note(&self) -> Option<String> {
+        (self.verdict != self.reply).then(|| {
+            format!(
+                "reply graded {}; {} by {}",
+                self.reply,
+                self.verdict,
+                self.worse.join(", ")
+            )
+        })
+    }
+}
+
+/// The step a finding names: `Some(i)` for a detail that starts with `step {i + 1}:` (the
+/// findings about a reply: `reply`, `no-reply`, `outside-read`, `host-path-disclosed`); `None`
+/// for a finding about the case as a whole (the disk: `outside-changed`, `outside-copied`,
+/// `check`; `race-rounds`, `skipped`, ...).
+pub fn finding_step(f: &Finding) -> Option<usize> {
+    let rest = f.detail.strip_prefix("step ")?;
+    let (n, _) = rest.split_once(':')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse::<usize>().ok()?.checked_sub(1)
+}
+
+/// A finished case: enough to reproduce the verdict without rerunning. It serialises as the
+/// JSON report's case (`docs/report.schema.json`), each step with its label
+/// ([`CaseRecord::step_label`]) as `verdict` and its reply's grade as `reply_verdict`.
+#[derive(Clone, Debug)]
 pub struct CaseRecord {
     /// Case id.
     pub id: String,
@@ -43,7 +89,6 @@ pub struct CaseRecord {
     pub source: Vec<String>,
     /// Where the case is defined ([`crate::suite::Case::defined`]); empty for a case made at
     /// run time, and then left out of the JSON report.
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub defined: String,
     /// MUST or SHOULD.
     pub level: Level,
@@ -51,7 +96,6 @@ pub struct CaseRecord {
     pub verdict: Verdict,
     /// The reason from the expected-failures list when the verdict blocks certification and
     /// the list excuses it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_failure: Option<String>,
     /// Why, worst first.
     pub findings: Vec<Finding>,
@@ -61,11 +105,105 @@ pub struct CaseRecord {
     pub duration_ms: u64,
     /// The redacted snapshot of the answers, when the run takes snapshots ([`Config::snapshots`])
     /// and the case can have one (not a race, not SKIPPED).
-    #[serde(skip)]
     pub snapshot: Option<Snapshot>,
     /// How the answers compare with the baseline (`--baseline`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Comparison>,
+}
+
+/// The JSON report's case: a [`CaseRecord`] without its snapshot, each step labelled.
+#[derive(Serialize)]
+struct CaseOut<'a> {
+    id: &'a str,
+    category: &'a str,
+    requirement: &'a str,
+    source: &'a [String],
+    #[serde(skip_serializing_if = "str::is_empty")]
+    defined: &'a str,
+    level: Level,
+    verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected_failure: Option<&'a str>,
+    findings: &'a [Finding],
+    steps: Vec<StepOut<'a>>,
+    duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'a Comparison>,
+}
+
+/// The JSON report's step: a [`StepRecord`] with its label as `verdict`.
+#[derive(Serialize)]
+struct StepOut<'a> {
+    input: &'a Value,
+    reply: Option<&'a ToolResult>,
+    error: Option<&'a str>,
+    expected: &'a str,
+    verdict: Verdict,
+    reply_verdict: Verdict,
+}
+
+impl Serialize for CaseRecord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CaseOut {
+            id: &self.id,
+            category: &self.category,
+            requirement: &self.requirement,
+            source: &self.source,
+            defined: &self.defined,
+            level: self.level,
+            verdict: self.verdict,
+            expected_failure: self.expected_failure.as_deref(),
+            findings: &self.findings,
+            steps: self
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| StepOut {
+                    input: &s.input,
+                    reply: s.reply.as_ref(),
+                    error: s.error.as_deref(),
+                    expected: &s.expected,
+                    verdict: self.step_label(i).verdict,
+                    reply_verdict: s.verdict,
+                })
+                .collect(),
+            duration_ms: self.duration_ms,
+            baseline: self.baseline.as_ref(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl CaseRecord {
+    /// The label of step `i` (from 0) in every report: the worst of its reply's grade and the
+    /// findings that name it ([`finding_step`]). The findings that name no step (the disk, the
+    /// rounds of a race) are about the case and label no step.
+    pub fn step_label(&self, i: usize) -> StepLabel {
+        let reply = self.steps.get(i).map_or(Verdict::Pass, |s| s.verdict);
+        let mut label = StepLabel {
+            verdict: reply,
+            reply,
+            worse: Vec::new(),
+        };
+        let mut named: Vec<&Finding> = self
+            .findings
+            .iter()
+            .filter(|f| f.verdict > reply && finding_step(f) == Some(i))
+            .collect();
+        named.sort_by_key(|f| std::cmp::Reverse(f.verdict));
+        for f in named {
+            label.verdict = label.verdict.max(f.verdict);
+            if !label.worse.contains(&f.kind) {
+                label.worse.push(f.kind.clone());
+            }
+        }
+        label
+    }
+
+    /// Whether step `i` matters on its own in a report that shows only some steps: its label is
+    /// not PASS (a reply graded worse, or a finding that names it).
+    pub fn step_matters(&self, i: usize) -> bool {
+        self.step_label(i).verdict != Verdict::Pass
+    }
 }
 
 /// Totals of a run.
@@ -284,4 +422,137 @@ fn step_records(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(verdict: Verdict, kind: &str, detail: &str) -> Finding {
+        Finding {
+            verdict,
+            kind: kind.into(),
+            detail: detail.into(),
+        }
+    }
+
+    fn step(verdict: Verdict) -> StepRecord {
+        StepRecord {
+            input: serde_json::json!({"command": "view", "path": "/memories/loop"}),
+            reply: Some(ToolResult::error("loop")),
+            error: None,
+            expected: "is_error: true\nloop".into(),
+            verdict,
+        }
+    }
+
+    #[test]
+    fn a_finding_names_the_step_its_detail_starts_with() {
+        let named = |d: &str| finding_step(&finding(Verdict::Unsafe, "reply", d));
+        assert_eq!(named("step 1: x"), Some(0));
+        assert_eq!(named("step 22: the reply holds the canary token"), Some(21));
+        assert_eq!(named("step 0: x"), None);
+        assert_eq!(named("step +1: x"), None);
+        assert_eq!(named("step : x"), None);
+        assert_eq!(named("step 1 x"), None);
+        assert_eq!(named("/memories/a: step 1: x"), None);
+        assert_eq!(named("leaked in 5 of 5 rounds"), None);
+    }
+
+    // See: issue 11 ("verdicts follow what was observed"): symlink/loop/view's refusal was
+    // graded PASS while a finding said that same reply discloses the host path.
+    #[test]
+    fn a_step_is_labelled_with_the_worst_of_its_reply_and_the_findings_that_name_it() {
+        let c = CaseRecord {
+            findings: vec![
+                finding(
+                    Verdict::Unsafe,
+                    "outside-read",
+                    "step 2: the reply holds the canary token",
+                ),
+                finding(Verdict::Unsafe, "outside-changed", "/outside/x was changed"),
+                finding(
+                    Verdict::Unsafe,
+                    "host-path-disclosed",
+                    "step 2: the reply discloses the host path /tmp/m",
+                ),
+                finding(
+                    Verdict::Unsafe,
+                    "outside-read",
+                    "step 2: the reply holds the canary token",
+                ),
+                finding(
+                    Verdict::Fail,
+                    "reply",
+                    "step 3: the file is shown without line numbers",
+                ),
+                finding(Verdict::Info, "host-path-disclosed", "step 3: info"),
+            ],
+            steps: vec![
+                step(Verdict::Pass),
+                step(Verdict::Pass),
+                step(Verdict::Fail),
+            ],
+            ..crate::report::test_record("symlink/loop/view", Verdict::Unsafe)
+        };
+        let pass = StepLabel {
+            verdict: Verdict::Pass,
+            reply: Verdict::Pass,
+            worse: vec![],
+        };
+        assert_eq!(c.step_label(0), pass);
+        assert_eq!(c.step_label(0).note(), None);
+        assert!(!c.step_matters(0));
+        let leaked = c.step_label(1);
+        assert_eq!(
+            leaked,
+            StepLabel {
+                verdict: Verdict::Unsafe,
+                reply: Verdict::Pass,
+                worse: vec!["outside-read".into(), "host-path-disclosed".into()],
+            }
+        );
+        assert_eq!(
+            leaked.note().as_deref(),
+            Some("reply graded PASS; UNSAFE by outside-read, host-path-disclosed")
+        );
+        assert!(c.step_matters(1));
+        // The reply's own finding, and a milder one, leave the reply's grade as the label.
+        assert_eq!(
+            c.step_label(2),
+            StepLabel {
+                verdict: Verdict::Fail,
+                reply: Verdict::Fail,
+                worse: vec![],
+            }
+        );
+        assert_eq!(c.step_label(2).note(), None);
+    }
+
+    #[test]
+    fn the_json_case_gives_each_step_its_label_and_its_reply_grade() {
+        let c = CaseRecord {
+            findings: vec![finding(
+                Verdict::Unsafe,
+                "host-path-disclosed",
+                "step 1: the reply discloses the host path /tmp/m",
+            )],
+            steps: vec![step(Verdict::Pass), step(Verdict::NonStrict)],
+            ..crate::report::test_record("symlink/loop/view", Verdict::Unsafe)
+        };
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            concat!(
+                r#"{"id":"symlink/loop/view","category":"symlink","requirement":"R MUST hold.","#,
+                r#""source":["bug:B01"],"level":"must","verdict":"UNSAFE","findings":[{"verdict":"UNSAFE","#,
+                r#""kind":"host-path-disclosed","detail":"step 1: the reply discloses the host path /tmp/m"}],"#,
+                r#""steps":[{"input":{"command":"view","path":"/memories/loop"},"#,
+                r#""reply":{"content":"loop","is_error":true},"error":null,"expected":"is_error: true\nloop","#,
+                r#""verdict":"UNSAFE","reply_verdict":"PASS"},"#,
+                r#"{"input":{"command":"view","path":"/memories/loop"},"#,
+                r#""reply":{"content":"loop","is_error":true},"error":null,"expected":"is_error: true\nloop","#,
+                r#""verdict":"NON-STRICT","reply_verdict":"NON-STRICT"}],"duration_ms":1}"#
+            )
+        );
+    }
 }

@@ -3,7 +3,9 @@
 //! verdict, cases, rule linked to its text, shape, example and fix hint, each linking to its
 //! cases), the table per category, filters by verdict, then every case (UNSAFE, ERROR and FAIL first, open;
 //! NON-STRICT, INFO, SKIPPED, then PASS, closed) with its requirement, sources and findings and,
-//! per step, the input, the expected text, the reply or the error, and a line diff.
+//! per step, its label ([`crate::certify::CaseRecord::step_label`]: the worst of its reply's grade
+//! and the findings that name it, with the reply's grade beside it when a finding is worse), the
+//! input, the expected text, the reply or the error, and a line diff.
 //!
 //! # Guarantees
 //! - Every string from the run (replies, inputs, errors, case texts, the target description) is
@@ -24,7 +26,7 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 
-use crate::certify::{CaseRecord, StepRecord, Summary};
+use crate::certify::{CaseRecord, StepLabel, StepRecord, Summary};
 use crate::protocol::Content;
 use crate::suite::verdict::Verdict;
 use crate::suite::{spec, Level};
@@ -498,12 +500,8 @@ fn case(h: &mut String, c: &CaseRecord) {
     }
     // Long cases (races) show the steps that matter: those with a grade or a finding of their
     // own, the terminal report's rule with more room.
-    let named = |i: usize| {
-        let head = format!("step {}:", i + 1);
-        c.findings.iter().any(|f| f.detail.starts_with(&head))
-    };
     let shown: Vec<usize> = (0..c.steps.len())
-        .filter(|&i| c.steps.len() <= MAX_STEPS || c.steps[i].verdict != Verdict::Pass || named(i))
+        .filter(|&i| c.steps.len() <= MAX_STEPS || c.step_matters(i))
         .take(MAX_STEPS)
         .collect();
     if shown.len() < c.steps.len() {
@@ -516,18 +514,24 @@ fn case(h: &mut String, c: &CaseRecord) {
         );
     }
     for i in shown {
-        step(h, i, &c.steps[i]);
+        step(h, i, &c.steps[i], &c.step_label(i));
     }
     h.push_str("</div>\n</details>\n");
 }
 
-fn step(h: &mut String, i: usize, s: &StepRecord) {
+/// One step, labelled with the worst of its reply's grade and the findings that name it; when a
+/// finding is the worse, the reply's grade is shown beside it.
+fn step(h: &mut String, i: usize, s: &StepRecord, label: &StepLabel) {
+    let note = label
+        .note()
+        .map(|n| format!(" <span class=\"why\">({})</span>", Text(&n)))
+        .unwrap_or_default();
     let _ = write!(
         h,
-        "<div class=\"step\">step {} {}\n<dl><dt>input</dt><dd>{}</dd>\n\
+        "<div class=\"step\">step {} {}{note}\n<dl><dt>input</dt><dd>{}</dd>\n\
 <dt>expected</dt><dd>{}</dd>\n",
         i + 1,
-        badge(s.verdict),
+        badge(label.verdict),
         Pre(&s.input.to_string()),
         Pre(&s.expected),
     );
@@ -977,6 +981,115 @@ data-verdict=\"UNSAFE\" open>"
 <ins>+1<span class=\"c\">\\t</span>b</ins>\n</pre></details>\n</div>\n"
             ),
             "{html}"
+        );
+    }
+
+    /// A view step whose reply's grade is `verdict` (refused, as expected).
+    fn view_step(verdict: Verdict) -> StepRecord {
+        StepRecord {
+            input: serde_json::json!({"command": "view", "path": "/memories/loop"}),
+            reply: Some(ToolResult::error("loop")),
+            error: None,
+            expected: "is_error: true\nloop".into(),
+            verdict,
+        }
+    }
+
+    fn unsafe_finding(kind: &str, detail: &str) -> Finding {
+        Finding {
+            verdict: Verdict::Unsafe,
+            kind: kind.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The `<div class="step">` heads of `html`, one per step shown.
+    fn step_heads(html: &str) -> Vec<&str> {
+        html.match_indices("<div class=\"step\">")
+            .map(|(i, _)| &html[i..i + html[i..].find('\n').unwrap()])
+            .collect()
+    }
+
+    // See: issue 11 ("verdicts follow what was observed"): symlink/loop/view showed its only
+    // step as PASS (the refusal's grade) beside the UNSAFE finding that this step's reply
+    // discloses the host path.
+    #[test]
+    fn a_step_named_by_a_worse_finding_is_labelled_with_it() {
+        let mut c = rec("symlink/loop/view", Verdict::Unsafe);
+        c.findings = vec![unsafe_finding(
+            "host-path-disclosed",
+            "step 1: the reply discloses the host path /tmp/memcert-x",
+        )];
+        c.steps = vec![view_step(Verdict::Pass)];
+        let html = render(&summary_of(std::slice::from_ref(&c)), &[c]);
+        assert_eq!(
+            step_heads(&html),
+            [
+                "<div class=\"step\">step 1 <span class=\"v unsafe\">UNSAFE</span> \
+<span class=\"why\">(reply graded PASS; UNSAFE by host-path-disclosed)</span>"
+            ]
+        );
+    }
+
+    // See: issue 11: race/swap-dir/view showed the leaking steps of its first leaking round as
+    // PASS (a race accepts any reply) beside the UNSAFE findings that they read the canary.
+    #[test]
+    fn a_race_shows_its_leaking_steps_labelled_unsafe_and_its_rounds_at_case_level() {
+        let mut c = rec("race/swap-dir/view", Verdict::Unsafe);
+        let read =
+            "the reply holds the canary token: content or names from outside the root were read";
+        c.findings = vec![
+            unsafe_finding("race-rounds", "leaked in 5 of 5 rounds"),
+            unsafe_finding("outside-read", &format!("step 22: {read}")),
+            unsafe_finding(
+                "host-path-disclosed",
+                "step 22: the reply discloses the host path /tmp/m",
+            ),
+            unsafe_finding("outside-read", &format!("step 25: {read}")),
+        ];
+        c.steps = (0..30).map(|_| view_step(Verdict::Pass)).collect();
+        let html = render(&summary_of(std::slice::from_ref(&c)), &[c]);
+        assert!(html.contains(
+            "<li><span class=\"v unsafe\">UNSAFE</span> [race-rounds] leaked in 5 of 5 rounds</li>"
+        ));
+        assert!(
+            html.contains("<p>2 of 30 steps shown: those with a verdict or finding of their own")
+        );
+        assert_eq!(
+            step_heads(&html),
+            [
+                "<div class=\"step\">step 22 <span class=\"v unsafe\">UNSAFE</span> \
+<span class=\"why\">(reply graded PASS; UNSAFE by outside-read, host-path-disclosed)</span>",
+                "<div class=\"step\">step 25 <span class=\"v unsafe\">UNSAFE</span> \
+<span class=\"why\">(reply graded PASS; UNSAFE by outside-read)</span>",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_finding_on_the_disk_labels_no_step() {
+        let mut c = rec("batch/create-twice", Verdict::Fail);
+        c.findings = vec![
+            Finding {
+                verdict: Verdict::Fail,
+                kind: "check".into(),
+                detail: "/memories/a.txt: expected \"2\", found \"1\"".into(),
+            },
+            Finding {
+                verdict: Verdict::NonStrict,
+                kind: "reply".into(),
+                detail: "step 2: same meaning in other words".into(),
+            },
+        ];
+        c.steps = vec![view_step(Verdict::Pass), view_step(Verdict::NonStrict)];
+        let html = render(&summary_of(std::slice::from_ref(&c)), &[c]);
+        assert!(html.contains("<li><span class=\"v fail\">FAIL</span> [check] /memories/a.txt: expected &quot;2&quot;, found &quot;1&quot;</li>"), "{html}");
+        assert_eq!(
+            step_heads(&html),
+            [
+                "<div class=\"step\">step 1 <span class=\"v pass\">PASS</span>",
+                "<div class=\"step\">step 2 <span class=\"v nonstrict\">NON-STRICT</span>",
+            ]
         );
     }
 

@@ -482,13 +482,8 @@ fn detail(c: &CaseRecord) -> String {
     }
     // Long cases (races) show the steps that matter: those with a grade or a finding of their
     // own, five at most.
-    let named = |i: usize| {
-        c.findings
-            .iter()
-            .any(|f| f.detail.starts_with(&format!("step {}:", i + 1)))
-    };
     let shown: Vec<usize> = (0..c.steps.len())
-        .filter(|&i| c.steps.len() <= 3 || c.steps[i].verdict != Verdict::Pass || named(i))
+        .filter(|&i| c.steps.len() <= 3 || c.step_matters(i))
         .take(5)
         .collect();
     if shown.len() < c.steps.len() {
