@@ -25,6 +25,18 @@ fn guarded(id: &str, input: serde_json::Value, best: Option<Outcome>, src: &[&st
         .done()
 }
 
+/// The folder that holds the store, named as `/memories/..`: refused by delete and rename, with
+/// the store intact (the oracle sees anything done to the folder around it).
+/// (`#[track_caller]`: the case is defined where this is called.)
+#[track_caller]
+fn above(id: &str, input: serde_json::Value) -> Case {
+    B::must(id, "A path above the store (/memories/..) MUST be refused by delete and rename: the folder that holds the store, and the store, MUST survive.", &["bug:B02", "bug:B01"])
+        .file(SENTINEL, SENTINEL_TEXT)
+        .send(input, vec![refused()])
+        .check(SENTINEL, Expected::File(SENTINEL_TEXT.as_bytes().to_vec()), Verdict::Unsafe, super::STORE_SURVIVES)
+        .done()
+}
+
 fn delete(p: &str) -> serde_json::Value {
     json!({"command": "delete", "path": p})
 }
@@ -84,6 +96,8 @@ pub(super) fn cases() -> Vec<Case> {
             None,
             &["spec:2.5/Q6", "bug:B07"],
         ),
+        above("root/delete/parent", delete("/memories/..")),
+        above("root/rename/parent", rename("/memories/..", "/memories/x")),
         guarded(
             "root/rename/plain",
             rename("/memories", "/memories/x"),
