@@ -267,7 +267,7 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             if !kinds.contains(&f.kind) {
                 kinds.push(f.kind.clone());
             }
-            if !rule.is_empty() && !rules.contains(&rule) {
+            if effect != SIDE_EFFECT && !rule.is_empty() && !rules.contains(&rule) {
                 rules.push(rule.clone());
             }
             if list.last().map(|(j, _)| *j) != Some(i) {
