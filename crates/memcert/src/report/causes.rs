@@ -722,6 +722,7 @@ mod tests {
     /// case's verdict, are symptoms; the rule is the first bug class; a file created outside
     /// that no input named is a side effect grouped by its path alone.
     #[test]
+    #[allow(clippy::too_many_lines)] // one table of cases and the exact causes they make
     fn one_flaw_is_one_cause() {
         let case = |id: &str, source: &[&str], path: &str, findings: Vec<Finding>| CaseRecord {
             source: source.iter().map(|s| s.to_string()).collect(),
