@@ -112,8 +112,7 @@ const PYTHON_SDK: &[Row] = &[
 /// `node @anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool --profile
 /// typescript-sdk`.
 const TYPESCRIPT_SDK: &[Row] = &[
-    (Unsafe, "host-path-disclosed", "bug:B07", 35),
-    (Unsafe, "host-path-disclosed", "bug:B16", 9),
+    (Unsafe, "host-path-disclosed", "bug:B07", 44),
     (Unsafe, "escape", "bug:B10", 5),
     (Unsafe, "escape", "spec:3/S-9", 2),
     (Fail, "reply", "spec:2.1/C25", 3),

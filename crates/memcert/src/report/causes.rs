@@ -9,7 +9,7 @@
 //! copying outside the root are one effect, `escape`), the same rule ([`rule`]: the first bug
 //! class the case cites, else its first citation; for a wrong reply or disk state, `reply` and
 //! `check`, the command instead, so one command's flaw met under several requirements is one
-//! cause) and, except for escapes, the same shape of detail ([`shape`]: paths, numbers, quoted strings, canary tokens and sandbox folders
+//! cause; none for a host path disclosed, which is how the handler words its errors) and, except for escapes, the same shape of detail ([`shape`]: paths, numbers, quoted strings, canary tokens and sandbox folders
 //! replaced by placeholders). A file created outside the root that no input named is a
 //! `side-effect` ([`unaimed_creation`]), grouped by its path alone. Causes come worst verdict first, then most cases, then by rule
 //! and shape, so the order is stable. Every report leads with them.
@@ -235,14 +235,34 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             .findings
             .iter()
             .any(|f| Some(f.verdict) == worst && (f.kind == "check" || oracle::is_escape(&f.kind)));
-        for f in &c.findings {
+        // Files created outside that no input named are a side effect, unless the case also
+        // escaped where an input aimed (then they are that escape's work: a store reached
+        // through a linked root holds what the handler makes there); of a created tree only
+        // its top counts.
+        let unaimed_of: Vec<Option<String>> = c
+            .findings
+            .iter()
+            .map(|f| unaimed_creation(c, &f.kind, &f.detail))
+            .collect();
+        let aimed_escape = c
+            .findings
+            .iter()
+            .zip(&unaimed_of)
+            .any(|(f, u)| oracle::is_escape(&f.kind) && u.is_none());
+        let tops: Vec<&str> = unaimed_of.iter().flatten().map(String::as_str).collect();
+        for (f, unaimed) in c.findings.iter().zip(&unaimed_of) {
             if f.verdict == Verdict::Pass
                 || Some(f.verdict) != worst
                 || (on_disk && f.kind == "reply")
             {
                 continue;
             }
-            let unaimed = unaimed_creation(c, &f.kind, &f.detail);
+            let unaimed = unaimed.clone().filter(|_| !aimed_escape);
+            if let Some(p) = &unaimed {
+                if tops.iter().any(|t| p.starts_with(&format!("{t}/"))) {
+                    continue;
+                }
+            }
             let effect = match unaimed {
                 Some(_) => SIDE_EFFECT,
                 None => effect(&f.kind),
@@ -257,6 +277,8 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
                     format!("outside the root, {path} was created"),
                 ),
                 ("escape", None) => (rule.clone(), String::new()),
+                // How a handler words its errors is one flaw whatever the case tested.
+                ("host-path-disclosed", None) => (String::new(), shape(&f.detail)),
                 ("reply" | "check", None) => {
                     (format!("command:{}", command_of(c, f)), shape(&f.detail))
                 }
@@ -688,24 +710,19 @@ mod tests {
         assert_eq!(
             got,
             [
+                // A disclosure is one cause whatever the cases tested: its rules are listed.
                 (
                     Verdict::Unsafe,
                     "host-path-disclosed",
                     "spec:2.1/D3",
-                    2,
+                    3,
                     "a/2"
-                ),
-                (
-                    Verdict::Unsafe,
-                    "host-path-disclosed",
-                    "spec:3/S-4",
-                    1,
-                    "b/1"
                 ),
                 (Verdict::Fail, "reply", "spec:2.1/D3", 3, "c/1"),
             ]
         );
-        assert_eq!(all[0].ids, ["a/1", "a/2"]);
+        assert_eq!(all[0].ids, ["a/1", "a/2", "b/1"]);
+        assert_eq!(all[0].rules, ["spec:2.1/D3", "spec:3/S-4"]);
         assert_eq!(
             all[0].example.detail,
             "step 1: the reply discloses the host path /tmp/y/b"
@@ -714,7 +731,7 @@ mod tests {
             all[0].hint,
             hint("host-path-disclosed", Verdict::Unsafe, "")
         );
-        assert_eq!(counts_line(&all), "2 UNSAFE, 1 FAIL");
+        assert_eq!(counts_line(&all), "1 UNSAFE, 1 FAIL");
         assert_eq!(counts_line(&[]), "none");
     }
 
