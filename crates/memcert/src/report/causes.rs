@@ -799,6 +799,26 @@ mod tests {
                 ],
             ),
             case(
+                "w/0",
+                &["spec:2.2/B1"],
+                "/memories/a.md",
+                vec![
+                    created("base/memory.log"),
+                    created("base/tree"),
+                    created("base/tree/HEAD"),
+                ],
+            ),
+            // Beside an aimed escape, an unnamed creation is that escape's work.
+            case(
+                "p/create-2",
+                &["bug:B19"],
+                "/memories/%2e%2e/outside/pwned.txt",
+                vec![
+                    created("base/outside/pwned.txt"),
+                    created("base/outside/.log"),
+                ],
+            ),
+            case(
                 "w/1",
                 &["spec:2.2/B1"],
                 "/memories/a.md",
@@ -849,15 +869,22 @@ mod tests {
                     Verdict::Unsafe,
                     "escape",
                     "bug:B19",
-                    3,
+                    4,
                     "reached outside the root (changed, copied into the store, read)"
                 ),
                 (
                     Verdict::Unsafe,
                     "side-effect",
                     "",
-                    2,
+                    3,
                     "outside the root, base/memory.log was created"
+                ),
+                (
+                    Verdict::Unsafe,
+                    "side-effect",
+                    "",
+                    1,
+                    "outside the root, base/tree was created"
                 ),
                 (
                     Verdict::Fail,
@@ -872,9 +899,10 @@ mod tests {
             all[0].kinds,
             ["outside-changed", "outside-copied", "outside-read"]
         );
-        assert_eq!(all[0].ids, ["p/view", "p/create", "p/rename"]);
+        assert_eq!(all[0].ids, ["p/view", "p/create", "p/rename", "p/create-2"]);
         // The fewest steps (all one), then one whose disk shows the damage.
         assert_eq!(all[0].example.case, "p/create");
-        assert_eq!(all[1].ids, ["w/1", "w/2"]);
+        assert_eq!(all[1].ids, ["w/0", "w/1", "w/2"]);
+        assert!(all[1].rules.is_empty());
     }
 }
