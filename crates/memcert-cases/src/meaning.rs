@@ -622,17 +622,22 @@ pub fn explain_check(
         crate::Fs::File { path: p, content } if p == path => Some(content.as_slice()),
         _ => None,
     });
+    // The last step that can change the file (a view cannot).
     let (i, step) = case.steps.iter().enumerate().rev().find(|(_, s)| {
-        ["path", "new_path"].iter().any(|k| {
-            s.input
-                .get(k)
-                .and_then(|v| v.as_str())
-                .map(canonical)
-                .as_deref()
-                == Some(path)
-        })
+        s.input.get("command").and_then(|v| v.as_str()) != Some("view")
+            && ["path", "new_path"].iter().any(|k| {
+                s.input
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .map(canonical)
+                    .as_deref()
+                    == Some(path)
+            })
     })?;
     if let Some(why) = explain_creates(case, path, found, is_error) {
+        return Some(why);
+    }
+    if let Some(why) = explain_inserts(case, path, before, found) {
         return Some(why);
     }
     let why = explain_content(&step.input, before, want, found)?;
@@ -644,6 +649,65 @@ pub fn explain_check(
             why
         },
     )
+}
+
+/// Two inserts or more into `path` (`batch/insert-three-at-top`) whose result is what every
+/// insert would give one line below (or above) the line it asked for, clamped to the file:
+/// "inserted after line K, asked for after line N" for the first insert that moved, the words of
+/// a single insert off by one ([`explain_content`]). `None` otherwise.
+fn explain_inserts(
+    case: &crate::Case,
+    path: &str,
+    before: Option<&[u8]>,
+    found: Option<&[u8]>,
+) -> Option<String> {
+    let inserts: Vec<(i64, &str)> = case
+        .steps
+        .iter()
+        .filter(|s| {
+            s.input.get("command").and_then(|v| v.as_str()) == Some("insert")
+                && s.input
+                    .get("path")
+                    .and_then(|v| v.as_str())
+                    .map(canonical)
+                    .as_deref()
+                    == Some(path)
+        })
+        .filter_map(|s| {
+            Some((
+                s.input.get("insert_line")?.as_i64()?,
+                s.input.get("insert_text")?.as_str()?,
+            ))
+        })
+        .collect();
+    if inserts.len() < 2 {
+        return None;
+    }
+    let found = std::str::from_utf8(found?).ok()?;
+    let start = std::str::from_utf8(before.unwrap_or_default()).ok()?;
+    for d in [1i64, -1] {
+        let mut lines: Vec<String> = start.lines().map(str::to_owned).collect();
+        let mut first_moved = None;
+        for (asked, text) in &inserts {
+            let at = (asked + d).clamp(0, lines.len() as i64);
+            if at != *asked && first_moved.is_none() {
+                first_moved = Some((at, *asked));
+            }
+            let at = usize::try_from(at).ok()?;
+            for (j, l) in text.lines().enumerate() {
+                lines.insert(at + j, l.to_owned());
+            }
+        }
+        let mut got = lines.join("\n");
+        got.push('\n');
+        if got.trim_end_matches('\n') == found.trim_end_matches('\n') {
+            let (k, asked) = first_moved?;
+            return Some(format!(
+                "inserted after line {k}, asked for after line {asked}"
+            ));
+        }
+    }
+    None
 }
 
 /// Two creates or more of `path` (`batch/create-twice`), all answered, and a file on disk: what

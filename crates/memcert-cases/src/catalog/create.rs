@@ -58,6 +58,8 @@ pub(super) fn cases() -> Vec<Case> {
         B::must("create/then-view", "A created file MUST read back through view.", &["spec:2.2/B1", "spec:2.1/C1"])
             .send(create("/memories/rt.txt", "one\ntwo\n"), vec![exact(Outcome::Created { path: "/memories/rt.txt".into() })])
             .send(json!({"command": "view", "path": "/memories/rt.txt"}), vec![exact(Outcome::view_file("/memories/rt.txt", 1, &["one", "two", ""]))])
+            // The disk says why a view fails: a create that wrote nothing is that flaw, not a view's.
+            .check("/memories/rt.txt", Expected::File(b"one\ntwo\n".to_vec()), Verdict::Fail, "the file holds file_text")
             .done(),
         B::should("create/existing-through-view", "After a refused create, view SHOULD still show the old content.", &["spec:2.2/B2"])
             .file("/memories/keep.txt", "old\n")

@@ -79,21 +79,19 @@ const PYTHON_SDK: &[Row] = &[
     (Fail, "check", "bug:B06", 1),
     (Fail, "reply", "bug:B10", 1),
     (Fail, "check", "spec:2.2/B9", 1),
-    (NonStrict, "reply", "bug:B06", 4),
-    (NonStrict, "reply", "bug:B06", 4),
+    (NonStrict, "reply", "bug:B06", 8),
     (NonStrict, "reply", "bug:B06", 4),
     (NonStrict, "reply", "bug:B07", 3),
+    (NonStrict, "reply", "spec:2.1/A2", 2),
     (NonStrict, "reply", "spec:2.1/C11", 2),
     (NonStrict, "reply", "spec:2.1/C7", 2),
     (NonStrict, "reply", "bug:B01", 1),
     (NonStrict, "check", "bug:B07", 1),
-    (NonStrict, "reply", "spec:2.1/A2", 1),
     (NonStrict, "reply", "spec:2.1/C18", 1),
     (NonStrict, "reply", "spec:2.1/C30", 1),
     (NonStrict, "reply", "spec:2.1/C6", 1),
     (NonStrict, "reply", "spec:2.1/D3", 1),
     (NonStrict, "check", "spec:2.2/B10", 1),
-    (NonStrict, "reply", "spec:2.3/E4", 1),
     (NonStrict, "reply", "spec:2.3/X1", 1),
     (NonStrict, "reply", "spec:2.4/F15", 1),
     (NonStrict, "check", "spec:2.4/F8", 1),
@@ -103,8 +101,7 @@ const PYTHON_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "check", "spec:3/S-7", 1),
-    (Info, "reply", "bug:B03", 223),
-    (Info, "reply", "bug:B21", 218),
+    (Info, "reply", "bug:B03", 441),
     (Info, "reply", "spec:3/S-2", 1),
     (Skipped, "skipped", "bug:B07", 7),
 ];
@@ -115,26 +112,26 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (Unsafe, "host-path-disclosed", "bug:B07", 44),
     (Unsafe, "escape", "bug:B10", 5),
     (Unsafe, "escape", "spec:3/S-9", 2),
-    (Fail, "reply", "spec:2.1/C25", 3),
     (Fail, "check", "spec:2.4/F14", 2),
     (Fail, "reply", "spec:3/P-11", 2),
     (Fail, "check", "bug:B06", 1),
+    (Fail, "reply", "spec:2.1/C25", 1),
+    (Fail, "reply", "spec:2.1/X18", 1),
+    (Fail, "reply", "spec:2.1/X21", 1),
     (Fail, "check", "spec:2.2/B9", 1),
     (Fail, "check", "spec:2.3/E4", 1),
     (Fail, "check", "spec:2.3/E6", 1),
     (Fail, "check", "spec:2.3/X12", 1),
     (Fail, "check", "spec:2.3/X24", 1),
     (Fail, "check", "spec:2.4/F3", 1),
-    (NonStrict, "reply", "bug:B06", 4),
-    (NonStrict, "reply", "bug:B06", 4),
+    (NonStrict, "reply", "bug:B06", 8),
     (NonStrict, "reply", "bug:B06", 4),
     (NonStrict, "reply", "bug:B07", 3),
+    (NonStrict, "reply", "spec:2.1/A2", 3),
     (NonStrict, "reply", "spec:2.1/C11", 2),
     (NonStrict, "reply", "spec:2.1/C7", 2),
-    (NonStrict, "reply", "spec:2.4/F4", 2),
     (NonStrict, "reply", "bug:B01", 1),
     (NonStrict, "reply", "bug:B09", 1),
-    (NonStrict, "reply", "spec:2.1/A2", 1),
     (NonStrict, "reply", "spec:2.1/C18", 1),
     (NonStrict, "reply", "spec:2.1/C30", 1),
     (NonStrict, "reply", "spec:2.1/C6", 1),
@@ -148,8 +145,7 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "check", "spec:3/S-7", 1),
-    (Info, "reply", "bug:B03", 223),
-    (Info, "reply", "bug:B21", 218),
+    (Info, "reply", "bug:B03", 441),
     (Info, "reply", "spec:3/S-2", 1),
     (Skipped, "skipped", "bug:B07", 7),
 ];
@@ -473,4 +469,137 @@ fn fail_on_sets_the_exit_status_and_every_report_states_it() {
 
     let (code, _) = memcert(&["certify", "--cases", "view/missing", "--fail-on", "info"]);
     assert_eq!(code, Some(2), "--fail-on names UNSAFE, FAIL or ERROR only");
+}
+
+/// The one-flaw fixtures whose flaw is behaviour, not an escape (issue 11), each built on the
+/// careful reworded handler: over the hand-written catalog (races apart), exactly one FAIL
+/// cause, naming the behaviour; the rest are the careful base's other words (NON-STRICT) and
+/// notes (INFO). Every cause is listed.
+const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
+    (
+        "str_replace_all",
+        "ReplaceAllMemoryTool",
+        &[
+            (Fail, "check", "spec:2.3/E3", 2),
+            (NonStrict, "reply", "spec:2.1/A1", 68),
+            (NonStrict, "reply", "spec:2.1/C11", 2),
+            (NonStrict, "reply", "spec:2.1/C7", 2),
+            (NonStrict, "reply", "bug:B07", 1),
+            (NonStrict, "reply", "spec:2.1/C18", 1),
+            (NonStrict, "reply", "spec:2.1/C30", 1),
+            (NonStrict, "reply", "spec:2.1/C6", 1),
+            (NonStrict, "reply", "spec:2.1/D3", 1),
+            (NonStrict, "check", "spec:2.2/B10", 1),
+            (NonStrict, "reply", "spec:2.4/F15", 1),
+            (NonStrict, "reply", "spec:2.4/X20", 1),
+            (NonStrict, "check", "spec:2.5/X15", 1),
+            (NonStrict, "reply", "spec:3/P-6", 1),
+            (Info, "reply", "bug:B03", 4),
+            (Skipped, "skipped", "bug:B07", 3),
+        ],
+    ),
+    (
+        "insert_off_by_one",
+        "OffByOneMemoryTool",
+        &[
+            (Fail, "check", "spec:2.4/F1", 4),
+            (NonStrict, "reply", "spec:2.1/A1", 64),
+            (NonStrict, "reply", "spec:2.1/C11", 2),
+            (NonStrict, "reply", "spec:2.1/C7", 2),
+            (NonStrict, "check", "spec:2.4/F6b", 2),
+            (NonStrict, "reply", "bug:B07", 1),
+            (NonStrict, "reply", "spec:2.1/C18", 1),
+            (NonStrict, "reply", "spec:2.1/C30", 1),
+            (NonStrict, "reply", "spec:2.1/C6", 1),
+            (NonStrict, "reply", "spec:2.1/D3", 1),
+            (NonStrict, "check", "spec:2.2/B10", 1),
+            (NonStrict, "reply", "spec:2.4/F15", 1),
+            (NonStrict, "reply", "spec:2.4/X20", 1),
+            (NonStrict, "check", "spec:2.5/X15", 1),
+            (NonStrict, "reply", "spec:3/P-6", 1),
+            (Info, "reply", "bug:B03", 4),
+            (Skipped, "skipped", "bug:B07", 3),
+        ],
+    ),
+    (
+        "create_never_writes",
+        "NeverWritesMemoryTool",
+        &[
+            (Fail, "check", "spec:2.2/B1", 5),
+            (NonStrict, "reply", "spec:2.1/A1", 63),
+            (NonStrict, "reply", "spec:2.1/C11", 2),
+            (NonStrict, "reply", "spec:2.1/C7", 2),
+            (NonStrict, "reply", "bug:B07", 1),
+            (NonStrict, "reply", "spec:2.1/C18", 1),
+            (NonStrict, "reply", "spec:2.1/C30", 1),
+            (NonStrict, "reply", "spec:2.1/C6", 1),
+            (NonStrict, "reply", "spec:2.1/D3", 1),
+            (NonStrict, "reply", "spec:2.2/B10", 1),
+            (NonStrict, "reply", "spec:2.4/F15", 1),
+            (NonStrict, "reply", "spec:2.4/X20", 1),
+            (NonStrict, "check", "spec:2.5/X15", 1),
+            (NonStrict, "check", "spec:3.1", 1),
+            (NonStrict, "check", "spec:3.1", 1),
+            (NonStrict, "reply", "spec:3/P-6", 1),
+            (Info, "reply", "bug:B03", 4),
+            (Skipped, "skipped", "bug:B07", 3),
+        ],
+    ),
+    (
+        "missing_as_success",
+        "MissingOkMemoryTool",
+        &[
+            (Fail, "reply", "spec:2.1/C21", 5),
+            (NonStrict, "reply", "spec:2.1/A1", 64),
+            (NonStrict, "reply", "spec:2.1/C11", 2),
+            (NonStrict, "reply", "spec:2.1/C7", 2),
+            (NonStrict, "reply", "bug:B07", 1),
+            (NonStrict, "reply", "spec:2.1/C18", 1),
+            (NonStrict, "reply", "spec:2.1/C30", 1),
+            (NonStrict, "reply", "spec:2.1/C6", 1),
+            (NonStrict, "reply", "spec:2.1/D3", 1),
+            (NonStrict, "check", "spec:2.2/B10", 1),
+            (NonStrict, "reply", "spec:2.4/F15", 1),
+            (NonStrict, "reply", "spec:2.4/X20", 1),
+            (NonStrict, "check", "spec:2.5/X15", 1),
+            (NonStrict, "reply", "spec:2.6/H5", 1),
+            (NonStrict, "reply", "spec:3/P-6", 1),
+            (Info, "reply", "bug:B03", 14),
+            (Skipped, "skipped", "bug:B07", 3),
+        ],
+    ),
+];
+
+#[test]
+fn behavioural_fixture_causes() {
+    let cases = certify::select(catalog::all(), &[], &["race/*".to_owned()]).unwrap();
+    let mut failures = Vec::new();
+    for (fixture, class, want) in BEHAVIOURAL {
+        let spec = format!("fixtures/handlers/flawed/{fixture}.py:{class}");
+        let (_dir, mut t) = python_target(&spec, Duration::from_secs(20));
+        let records = run_cases(&mut t, Profile::Docs, &cases);
+        // Permission cases depend on the uid the tests run as.
+        let records: Vec<CaseRecord> = records
+            .into_iter()
+            .filter(|r| !r.id.starts_with("scenario/no-permission/"))
+            .collect();
+        let worse: Vec<_> = causes::causes(&records)
+            .into_iter()
+            .filter(|c| c.verdict >= Verdict::Fail)
+            .collect();
+        if worse.len() != 1 {
+            failures.push(format!(
+                "{fixture}: {} causes at FAIL or worse",
+                worse.len()
+            ));
+        }
+        if let Err(e) = std::panic::catch_unwind(|| assert_causes(fixture, &records, want)) {
+            failures.push(
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| format!("{fixture}: failed")),
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

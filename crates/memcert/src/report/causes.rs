@@ -172,6 +172,42 @@ pub fn unaimed_creation(c: &CaseRecord, kind: &str, detail: &str) -> Option<Stri
     (!aimed).then(|| path.to_owned())
 }
 
+/// The grouping slot and shape of a `reply` or `check` finding. A finding that names a
+/// behaviour (a check's explanation, `... keeps its content: replaced all 2 occurrences; ...`;
+/// a reply note such as "reads as an error but is_error is false") groups by that behaviour
+/// alone, whatever the command or the requirement: one flaw met by every command is one cause.
+/// A plain mismatch ("reported success (...); the case expects an error") is about its case's
+/// requirement: it groups by rule. A check without an explanation groups by the command.
+fn reply_or_check_key(
+    c: &CaseRecord,
+    f: &crate::attack::oracle::Finding,
+    rule: &str,
+) -> (String, String) {
+    let shaped = shape(&f.detail);
+    if f.kind == "check" {
+        // `{what}: {why}; expected {..}, found {..}` or `{what}: expected {..}, found {..}`.
+        let why = f
+            .detail
+            .split_once(": ")
+            .map(|(_, rest)| rest)
+            .filter(|rest| !rest.starts_with("expected "))
+            .and_then(|rest| rest.rsplit_once("; expected ").map(|(why, _)| why));
+        return match why {
+            Some(why) => ("behaviour".into(), shape(why)),
+            None => (format!("command:{}", command_of(c, f)), shaped),
+        };
+    }
+    if shaped.contains("the case expects") {
+        (format!("rule:{rule}"), shaped)
+    } else {
+        let note = shaped
+            .split_once(": ")
+            .filter(|(head, _)| head.starts_with("step "))
+            .map_or(shaped.as_str(), |(_, note)| note);
+        ("behaviour".into(), note.to_owned())
+    }
+}
+
 /// The command a reply or check finding is about: the command of the step a reply finding
 /// names (`step N: ...`); for a check, the last step that is not a `view` (the change the
 /// check looks at), else the last step; empty when the case sent nothing.
@@ -279,9 +315,7 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
                 ("escape", None) => (rule.clone(), String::new()),
                 // How a handler words its errors is one flaw whatever the case tested.
                 ("host-path-disclosed", None) => (String::new(), shape(&f.detail)),
-                ("reply" | "check", None) => {
-                    (format!("command:{}", command_of(c, f)), shape(&f.detail))
-                }
+                ("reply" | "check", None) => reply_or_check_key(c, f, &rule),
                 _ => (rule.clone(), shape(&f.detail)),
             };
             let key = (f.verdict, effect.to_owned(), slot, shape);
