@@ -407,17 +407,17 @@ mod tests {
                 "\n",
                 "| verdict | cases | rule | cause | example | fix |\n",
                 "|---|---:|---|---|---|---|\n",
-                "| UNSAFE | 1 | `bug:B01` | reply: step N: the reply discloses the host path &lt;path&gt; | `symlink/loop/view` | give the outcome the rule asks: is_error, and the change made or refused |\n",
-                "| NON-STRICT | 1 | `bug:B01` | reply: step N: accepted a . component | `path/dot/inside` | allowed; the profile's exact wording or choice makes it PASS |\n",
+                "| UNSAFE | 1 | `bug:B01` | reply: the reply discloses the host path &lt;path&gt; | `symlink/loop/view` | give the outcome the rule asks: is_error, and the change made or refused |\n",
+                "| NON-STRICT | 1 | `bug:B01` | reply: accepted a . component | `path/dot/inside` | allowed; the profile's exact wording or choice makes it PASS |\n",
                 "\n",
                 "<details><summary>Causes with an example each (2)</summary>\n",
                 "\n",
-                "1. **UNSAFE** 1 case `reply` `bug:B01`: step N: the reply discloses the host path &lt;path&gt;\n",
+                "1. **UNSAFE** 1 case `reply` `bug:B01`: the reply discloses the host path &lt;path&gt;\n",
                 "   - rule: R MUST hold.\n",
                 "   - fix: give the outcome the rule asks: is_error, and the change made or refused\n",
                 "   - example `symlink/loop/view`:\n",
                 "   - cases: `symlink/loop/view`\n",
-                "2. **NON-STRICT** 1 case `reply` `bug:B01`: step N: accepted a . component\n",
+                "2. **NON-STRICT** 1 case `reply` `bug:B01`: accepted a . component\n",
                 "   - rule: R MUST hold.\n",
                 "   - fix: allowed; the profile's exact wording or choice makes it PASS\n",
                 "   - example `path/dot/inside`:\n",
@@ -463,15 +463,15 @@ mod tests {
             <property name="memcert" value="MEMCERT"/>
             <property name="catalog" value="CATALOG"/>
         </properties>
-        <testcase name="reply bug:B01: step N: the reply discloses the host path &lt;path&gt;" classname="memcert.causes">
-            <failure message="UNSAFE in 1 case: step N: the reply discloses the host path &lt;path&gt;" type="UNSAFE">rule bug:B01: R MUST hold.
+        <testcase name="reply bug:B01: the reply discloses the host path &lt;path&gt;" classname="memcert.causes">
+            <failure message="UNSAFE in 1 case: the reply discloses the host path &lt;path&gt;" type="UNSAFE">rule bug:B01: R MUST hold.
 fix: give the outcome the rule asks: is_error, and the change made or refused
 example symlink/loop/view: step 1: the reply discloses the host path /tmp/x|y
 cases: symlink/loop/view
 </failure>
         </testcase>
-        <testcase name="reply bug:B01: step N: accepted a . component" classname="memcert.causes">
-            <system-out>NON-STRICT in 1 case: step N: accepted a . component
+        <testcase name="reply bug:B01: accepted a . component" classname="memcert.causes">
+            <system-out>NON-STRICT in 1 case: accepted a . component
 rule bug:B01: R MUST hold.
 fix: allowed; the profile&apos;s exact wording or choice makes it PASS
 example path/dot/inside: step 1: accepted a . component

@@ -690,7 +690,7 @@ mod tests {
             "       < \"Successfully deleted /memories/l\"",
             "       disk: target kept: found nothing",
             "     fix:     act on a link itself, never on its target (lstat, unlink, rename the link)",
-            "  2. NON-STRICT 1 case  [reply] spec:3/S-4: step N: accepted a . component (e.g. path/dot/inside)",
+            "  2. NON-STRICT 1 case  [reply] spec:3/S-4: accepted a . component (e.g. path/dot/inside)",
             "",
         ]
         .join("\n");
@@ -715,7 +715,7 @@ verdict: NOT CERTIFIED (1 UNSAFE)\n";
             gated_text.contains(concat!(
                 "\n  1. UNSAFE     1 case  [check] spec:3/S-4: target kept: found nothing ",
                 "(e.g. symlink/inner-file/delete)\n",
-                "  2. NON-STRICT 1 case  [reply] spec:3/S-4: step N: accepted a . component ",
+                "  2. NON-STRICT 1 case  [reply] spec:3/S-4: accepted a . component ",
                 "(e.g. path/dot/inside)\n\ncategory"
             )),
             "{gated_text}"
