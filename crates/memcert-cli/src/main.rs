@@ -80,7 +80,12 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("memcert: error: {e:#}");
+            // The error may quote a handler (a refused hello, its stderr): escaped, so no byte
+            // of it acts on the terminal; the newlines of a quoted stderr are kept.
+            eprintln!(
+                "memcert: error: {}",
+                memcert::report::escape::terminal_lines(&format!("{e:#}"))
+            );
             if matches!(
                 e.downcast_ref::<memcert_app::appcert::AppError>(),
                 Some(memcert_app::appcert::AppError::Interrupted)

@@ -651,7 +651,7 @@ fn escape(f: &mut fmt::Formatter<'_>, text: &str, mark: bool) -> fmt::Result {
             '"' => Some("&quot;"),
             '\'' => Some("&#39;"),
             '\n' => continue,
-            c if c.is_control() || invisible(c) => None,
+            c if super::escape::hidden(c) => None,
             _ => continue,
         };
         f.write_str(&text[plain..i])?;
@@ -674,16 +674,6 @@ fn escape(f: &mut fmt::Formatter<'_>, text: &str, mark: bool) -> fmt::Result {
         }
     }
     f.write_str(&text[plain..])
-}
-
-/// Format characters that change how text around them shows without showing themselves: bidi
-/// embeddings, overrides, isolates and marks, zero-width characters, the byte-order mark.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}'
-            | '\u{feff}'
-    )
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 //! failure (`--expected-failures`) is skipped, its message `expected failure (VERDICT): reason`.
 //! With `--baseline`, a REGRESSION case is a failure of type `REGRESSION` whatever its verdict,
 //! the diff first in its text; a NEW case says so in `system-err`; each STALE snapshot is a
-//! failing test case (type `STALE`) in a last suite, `baseline`.
+//! failing test case (type `STALE`) in a last suite, `baseline`. Every character XML 1.0
+//! forbids, and every format character, is shown as a `\u{..}` escape ([`super::escape::xml`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -107,7 +108,8 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     }
     report.add_test_suite(causes_suite(summary, cases));
     report.add_test_suites(suites.into_values());
-    report.to_string().expect("JUnit XML serialises")
+    // No character XML 1.0 forbids (the file would not parse), no bidi override.
+    super::escape::xml(report.to_string().expect("JUnit XML serialises"))
 }
 
 /// The `causes` suite: one test case per cause.

@@ -8,11 +8,14 @@
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
 //! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
 //! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`);
-//! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`.
+//! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`;
+//! - [`escape`]: how each of them shows the characters of untrusted text that could act instead
+//!   of read (controls, ANSI escapes, bidi overrides).
 //!
 //! The live progress line on stderr (indicatif) is the binary's, in `memcert-cli`.
 
 pub mod causes;
+pub mod escape;
 pub mod html;
 pub mod json;
 pub mod junit;
