@@ -1,6 +1,6 @@
 //! `memcert mock-api`: serve one transcript on the mock Messages API for an app started by
 //! hand, then grade what its memory handler sent back; exit status as for `certify`, under the
-//! same `--fail-on` gate.
+//! same `--fail-on` gate (130 when SIGINT or SIGTERM stopped it).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -49,6 +49,7 @@ pub struct MockApiArgs {
 pub fn run(args: MockApiArgs) -> Result<i32> {
     let timeout = seconds("--timeout", args.timeout)?;
     let transcript = Transcript::load(&args.transcript)?;
+    let stop = interrupt::stop(None)?;
     let (memory_dir, _scratch) = memory_dir(&args, &transcript)?;
     let app = AppConfig {
         command: String::new(),
@@ -59,9 +60,9 @@ pub fn run(args: MockApiArgs) -> Result<i32> {
         config: Config {
             profile: args.grade.profile,
             strict: args.grade.strict,
+            stop: stop.clone(),
             ..Default::default()
         },
-        interrupt: Some(interrupt::flag()?),
         known: Vec::new(),
     };
     let mut files: Vec<FileReport> = args

@@ -133,6 +133,9 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
             "the race could not be staged here: rerun, or exclude race/* on this host"
         }
         ("skipped", _) => "not run on this host: the finding says why",
+        ("deadline", _) => {
+            "the run's --deadline passed first: give it more time, or run fewer cases (--cases, --level)"
+        }
         _ => "see the rule and the example",
     }
 }
@@ -257,6 +260,8 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
                     format!("outside the root, {path} was created"),
                 ),
                 ("escape", None) => (rule.clone(), String::new()),
+                // One stop of the whole run is one cause, whatever each case's rule.
+                ("deadline", None) => (String::new(), shape(&f.detail)),
                 ("reply" | "check", None) => {
                     (format!("command:{}", command_of(c, f)), shape(&f.detail))
                 }

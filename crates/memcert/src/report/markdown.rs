@@ -66,7 +66,7 @@ impl<'a> Rows<'a> {
 /// Render a finished run as Markdown.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     let causes = super::causes::causes(cases);
-    let mut s = head(summary, &causes);
+    let mut s = head(summary, &causes, cases);
     s.push_str(&cause_details(&causes));
     s.push_str(&categories(cases));
     let worst: Vec<&CaseRecord> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
@@ -163,7 +163,7 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 
 /// The part before the first `<details>`: the verdict line, the counts, and the causes table
 /// with as many rows as fit in [`MAX_LINES`] and [`MAX_BYTES`].
-fn head(summary: &Summary, causes: &[Cause]) -> String {
+fn head(summary: &Summary, causes: &[Cause], cases: &[CaseRecord]) -> String {
     let mut s = String::from("## memcert certify\n\n");
     let verdict = match (
         summary.certified,
@@ -184,6 +184,9 @@ fn head(summary: &Summary, causes: &[Cause]) -> String {
     } else {
         format!(": {}{stale}", blocking.join(", "))
     };
+    if let Some(note) = summary.stop_note(cases) {
+        s.push_str(&format!("**{}**\n\n", cell(&note)));
+    }
     s.push_str(&format!(
         "{verdict} (fail on {}{why}): {}, profile `{}`{}, {} cases, {}\n\n",
         summary.gate_line(),

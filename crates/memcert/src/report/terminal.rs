@@ -64,6 +64,9 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 /// [`render`], with every case listed too when `verbose` (`--verbose`).
 pub fn render_with(summary: &Summary, cases: &[CaseRecord], verbose: bool) -> String {
     let mut s = header(summary);
+    if let Some(note) = summary.stop_note(cases) {
+        s.push_str(&format!("\n{note}\n"));
+    }
     s.push_str(&causes_section(
         summary,
         &super::causes::causes(cases),
@@ -342,6 +345,10 @@ fn list_entries(summary: &Summary) -> String {
 /// The verdict line: CERTIFIED, or NOT CERTIFIED with what blocks it.
 fn verdict(summary: &Summary) -> String {
     let mut bad = summary.blocking();
+    match summary.completion {
+        crate::certify::Completion::Complete => {}
+        c => bad.insert(0, format!("{} run", c.as_str())),
+    }
     if !summary.stale.is_empty() {
         let n = summary.stale.len();
         bad.push(format!(
