@@ -10,7 +10,7 @@
 //! - [`ReportArgs`] (`--report-json`, `--junit`, `--markdown`, `--html`): `certify`;
 //! - [`StopArgs`] (`--deadline`): `certify`, `snapshot`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -379,16 +379,18 @@ impl ReportArgs {
         ]
     }
 
-    /// Fail now, not after the run, when a report cannot be written; an earlier report at that
-    /// path stays until the new one replaces it (written atomically at the end).
-    pub fn check_writable(&self) -> Result<()> {
-        for (what, path, _) in self.table() {
-            if let Some(path) = path {
-                memcert::report::check_writable(path)
-                    .with_context(|| format!("cannot write the {what} {}", path.display()))?;
-            }
-        }
-        Ok(())
+    /// Fail now, not after the run, when a report cannot be written ([`check_outputs`]), with
+    /// `others` (the other files the run writes, what they are called in errors) checked
+    /// alongside; an earlier report at that path stays until the new one replaces it (written
+    /// atomically at the end).
+    pub fn check_writable(&self, others: &[(&str, Option<&Path>)]) -> Result<()> {
+        let mut all: Vec<(&str, Option<&Path>)> = self
+            .table()
+            .iter()
+            .map(|(what, path, _)| (*what, path.as_deref()))
+            .collect();
+        all.extend_from_slice(others);
+        check_outputs(&all)
     }
 
     /// The file reports asked for on the command line.
@@ -406,6 +408,45 @@ impl ReportArgs {
             }));
         }
         files
+    }
+}
+
+/// Fail before any work when an output file cannot be written: its folder missing or
+/// read-only, the path a folder, or one file named for two outputs (through another spelling or
+/// a link too). `outputs`: what each is called in errors, and its path when asked for.
+pub fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    let mut seen: Vec<(&str, &Path, PathBuf)> = Vec::new();
+    for (what, path) in outputs {
+        let Some(path) = path else { continue };
+        memcert::report::check_writable(path)
+            .with_context(|| format!("cannot write the {what} {}", path.display()))?;
+        let id = same_file_key(path);
+        if let Some((first, p, _)) = seen.iter().find(|(_, _, k)| *k == id) {
+            bail!(
+                "the {what} {} and the {first} {} are the same file; give each its own",
+                path.display(),
+                p.display()
+            );
+        }
+        seen.push((what, path, id));
+    }
+    Ok(())
+}
+
+/// What makes two output paths the same file: the real path of its folder and its name (links
+/// resolved when the file exists).
+fn same_file_key(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_owned());
+    match path.file_name() {
+        Some(name) => folder.join(name),
+        None => folder,
     }
 }
 

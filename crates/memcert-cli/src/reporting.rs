@@ -1,7 +1,7 @@
 //! How a grading run reports and ends (`certify`, `mock-api`): progress on stderr, the file
 //! reports, the terminal report on stdout, all under the `--fail-on` gate, then the exit code
 //! once every report is written (130 for a run a signal stopped). Also the lines memcert
-//! itself prints on stderr ([`say`], [`warn`]): neither panics on a closed stream.
+//! itself prints ([`say`], [`warn`], [`out`]): none of them panics on a closed stream.
 
 use std::io::Write as _;
 
@@ -58,6 +58,14 @@ pub fn warn(text: &str) {
 /// One line on stderr, `memcert: TEXT`; nothing when stderr is closed.
 pub fn say(text: &str) {
     let _ = writeln!(std::io::stderr(), "memcert: {text}");
+}
+
+/// `text` and a newline on stdout, flushed; false when stdout is closed (`| head`, `| true`),
+/// which ends memcert quietly: a listing stops, a command whose first line is read by another
+/// program (`mock-api`, `record`) stops as if interrupted.
+pub fn out(text: &str) -> bool {
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "{text}").and_then(|()| o.flush()).is_ok()
 }
 
 /// The exit code of a finished run, after checking that every report was written: 130 when a

@@ -70,7 +70,8 @@ pub struct CertifyArgs {
 /// until it ends or SIGINT, SIGTERM or --deadline stops it.
 pub fn run(args: CertifyArgs) -> Result<i32> {
     seconds("--timeout", args.handler.timeout)?;
-    args.reports.check_writable()?;
+    args.reports
+        .check_writable(&[("wire log", args.wire_log.as_deref())])?;
     let config = Config {
         stop: args.stop.stop()?,
         ..config(&args)?

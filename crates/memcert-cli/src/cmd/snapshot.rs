@@ -127,10 +127,10 @@ fn print_written(
     started: Instant,
     errors: usize,
 ) {
-    println!(
+    crate::reporting::out(&format!(
         "memcert snapshot: {} snapshots of {} written to {} in {:.1} s ({} cases not recorded: race or SKIPPED){}",
         writer.written,
-        summary.target,
+        memcert::report::escape::terminal(&summary.target),
         out.display(),
         started.elapsed().as_secs_f64(),
         writer.not_recorded,
@@ -139,7 +139,7 @@ fn print_written(
         } else {
             String::new()
         }
-    );
+    ));
 }
 
 #[cfg(test)]

@@ -117,12 +117,19 @@ impl crate::certify::Reporter for Gated<'_> {
     }
 }
 
-/// Fail when a report could not be written at `path` (its folder missing or read-only), without
-/// touching a report already there.
+/// Fail when a report could not be written at `path` (its folder missing or read-only, or the
+/// path a folder), without touching a report already there.
 ///
 /// # Errors
-/// The I/O error of creating a temporary file beside `path`.
+/// `IsADirectory` when `path` is a folder (or a link to one); else the I/O error of creating a
+/// temporary file beside `path`.
 pub fn check_writable(path: &Path) -> io::Result<()> {
+    if path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a folder; name a file",
+        ));
+    }
     tempfile::NamedTempFile::new_in(folder_of(path)).map(drop)
 }
 
