@@ -439,7 +439,7 @@ impl Target for Stdio {
             "base_dir": base_dir.to_string_lossy(),
             "memories_dir": memories_dir.to_string_lossy(),
         });
-        // The reset obeys --timeout like a call (it once waited 30 s at least, per case).
+        // A reset obeys --timeout like a call (docs/protocol.md).
         let answer = self.request(&msg, self.timeout)?;
         if answer.get("ok") == Some(&Value::Bool(true)) {
             Ok(())
