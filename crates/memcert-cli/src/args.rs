@@ -7,9 +7,10 @@
 //! - [`HandlerArgs`] (`--python`, `--node`, `--stdio`, ...): `certify`, `snapshot`;
 //! - [`AppArgs`] (`--app`, `--memory-dir`, `--transcripts`, ...): `certify`, `snapshot`;
 //! - [`GradeArgs`] (`--profile`, `--strict`, `--fail-on`): `certify`, `mock-api`;
-//! - [`ReportArgs`] (`--report-json`, `--junit`, `--markdown`, `--html`): `certify`.
+//! - [`ReportArgs`] (`--report-json`, `--junit`, `--markdown`, `--html`): `certify`;
+//! - [`StopArgs`] (`--deadline`): `certify`, `snapshot`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -18,6 +19,7 @@ use memcert::certify::{self, Config};
 use memcert::report::{html, json, junit, markdown, FileReport};
 use memcert::select::{SelectError, Selection};
 use memcert::setup::handler::{self, HandlerError, HandlerSpec, Started};
+use memcert::stop::Stop;
 use memcert::suite::{catalog, Case};
 use memcert::text::Profile;
 use memcert_app::appcert::AppConfig;
@@ -25,6 +27,27 @@ use memcert_app::mockapi::{Fault, Threads};
 use memcert_app::transcript::{self, ChooseError, Transcript};
 
 use crate::interrupt;
+
+/// How long the whole run may take (`certify`, `snapshot`); SIGINT and SIGTERM stop it too.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StopArgs {
+    /// Bound the whole run to this many seconds (start-up included): the handler is stopped, the
+    /// cases not run (and the one cut short) are ERROR with a `deadline` finding, the reports
+    /// are written marked INCOMPLETE, and the exit status is 1.
+    #[arg(long, value_name = "SECONDS")]
+    pub deadline: Option<f64>,
+}
+
+impl StopArgs {
+    /// The run's stop: SIGINT and SIGTERM from now on, and the deadline counted from now.
+    pub fn stop(&self) -> Result<Stop> {
+        let within = self
+            .deadline
+            .map(|d| seconds("--deadline", d))
+            .transpose()?;
+        interrupt::stop(within)
+    }
+}
 
 /// Which cases run (`certify`, `snapshot`, `cases`).
 #[derive(clap::Args, Debug, Clone)]
@@ -127,7 +150,8 @@ pub struct HandlerArgs {
     /// split like a POSIX shell splits words (quotes allowed, no expansion).
     #[arg(long, value_name = "COMMAND")]
     pub stdio: Option<String>,
-    /// Per-call time limit in seconds for external handlers.
+    /// Time limit in seconds for each call and each reset (the handler built over a fresh
+    /// store, before every case) of an external handler; the first start and hello get 60 s.
     #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
     pub timeout: f64,
     /// The handler does not keep its files in the memories_dir memcert gives it (a database, a
@@ -169,10 +193,10 @@ impl HandlerArgs {
     }
 
     /// The handler under test, started (an external one that cannot start is an error, exit 2),
-    /// with the temp folder holding its adapter.
-    pub fn start(&self, profile: Profile) -> Result<Started> {
+    /// with the temp folder holding its adapter; `stop` ends every wait for it.
+    pub fn start(&self, profile: Profile, stop: &Stop) -> Result<Started> {
         let timeout = seconds("--timeout", self.timeout)?;
-        handler::start(&self.spec(profile), timeout).map_err(|e| match e {
+        handler::start(&self.spec(profile), timeout, stop).map_err(|e| match e {
             HandlerError::PythonInit => {
                 anyhow!("--python-init must be a JSON object, e.g. '{{\"root\": \"{{store}}\"}}'")
             }
@@ -227,7 +251,7 @@ pub struct AppArgs {
 
 impl AppArgs {
     /// The transcripts --transcripts and --cases/--exclude select, and the app run that takes
-    /// them, grading with `config`, injecting `faults`, stopped by SIGINT/SIGTERM.
+    /// them, grading with `config` (whose `stop` ends it), injecting `faults`.
     pub fn prepare(
         &self,
         select: &SelectArgs,
@@ -250,7 +274,7 @@ impl AppArgs {
         Ok((chosen.transcripts, app))
     }
 
-    /// The app run these flags describe, grading with `config`, stopped by SIGINT/SIGTERM.
+    /// The app run these flags describe, grading with `config`.
     fn config(&self, config: Config, faults: Vec<Fault>) -> Result<AppConfig> {
         Ok(AppConfig {
             command: self.app.clone().unwrap_or_default(),
@@ -262,7 +286,6 @@ impl AppArgs {
             threads: self.threads,
             faults,
             config,
-            interrupt: Some(interrupt::flag()?),
             known: Vec::new(),
         })
     }
@@ -356,16 +379,18 @@ impl ReportArgs {
         ]
     }
 
-    /// Fail now, not after the run, when a report cannot be written; an earlier report at that
-    /// path stays until the new one replaces it (written atomically at the end).
-    pub fn check_writable(&self) -> Result<()> {
-        for (what, path, _) in self.table() {
-            if let Some(path) = path {
-                memcert::report::check_writable(path)
-                    .with_context(|| format!("cannot write the {what} {}", path.display()))?;
-            }
-        }
-        Ok(())
+    /// Fail now, not after the run, when a report cannot be written ([`check_outputs`]), with
+    /// `others` (the other files the run writes, what they are called in errors) checked
+    /// alongside; an earlier report at that path stays until the new one replaces it (written
+    /// atomically at the end).
+    pub fn check_writable(&self, others: &[(&str, Option<&Path>)]) -> Result<()> {
+        let mut all: Vec<(&str, Option<&Path>)> = self
+            .table()
+            .iter()
+            .map(|(what, path, _)| (*what, path.as_deref()))
+            .collect();
+        all.extend_from_slice(others);
+        check_outputs(&all)
     }
 
     /// The file reports asked for on the command line.
@@ -383,6 +408,45 @@ impl ReportArgs {
             }));
         }
         files
+    }
+}
+
+/// Fail before any work when an output file cannot be written: its folder missing or
+/// read-only, the path a folder, or one file named for two outputs (through another spelling or
+/// a link too). `outputs`: what each is called in errors, and its path when asked for.
+pub fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    let mut seen: Vec<(&str, &Path, PathBuf)> = Vec::new();
+    for (what, path) in outputs {
+        let Some(path) = path else { continue };
+        memcert::report::check_writable(path)
+            .with_context(|| format!("cannot write the {what} {}", path.display()))?;
+        let id = same_file_key(path);
+        if let Some((first, p, _)) = seen.iter().find(|(_, _, k)| *k == id) {
+            bail!(
+                "the {what} {} and the {first} {} are the same file; give each its own",
+                path.display(),
+                p.display()
+            );
+        }
+        seen.push((what, path, id));
+    }
+    Ok(())
+}
+
+/// What makes two output paths the same file: the real path of its folder and its name (links
+/// resolved when the file exists).
+fn same_file_key(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_owned());
+    match path.file_name() {
+        Some(name) => folder.join(name),
+        None => folder,
     }
 }
 

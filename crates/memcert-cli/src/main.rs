@@ -30,7 +30,9 @@ enum Cmd {
     /// handler sent back.
     ///
     /// Without --python, --node, --stdio or --app, certifies memcert's built-in reference handler.
-    /// Exit status: 0 certified, 1 not certified, 2 usage error or a handler that cannot start.
+    /// Exit status: 0 certified, 1 not certified (or cut short by --deadline), 2 usage error or
+    /// a handler that cannot start, 130 stopped by SIGINT or SIGTERM (the reports so far are
+    /// written, marked INTERRUPTED).
     Certify(Box<cmd::certify::CertifyArgs>),
     /// Run the case catalog against a handler and record its answers: one snapshot per case in
     /// insta's `.snap` format (`<case id with / as __>.snap`), redacted by named rules (temp
@@ -80,20 +82,19 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("memcert: error: {e:#}");
-            if matches!(
-                e.downcast_ref::<memcert_app::appcert::AppError>(),
-                Some(memcert_app::appcert::AppError::Interrupted)
-            ) {
-                return ExitCode::from(130);
-            }
+            // The error may quote a handler (a refused hello, its stderr): escaped, so no byte
+            // of it acts on the terminal; the newlines of a quoted stderr are kept.
+            reporting::say(&format!(
+                "error: {}",
+                memcert::report::escape::terminal_lines(&format!("{e:#}"))
+            ));
             ExitCode::from(exit::ERROR as u8)
         }
     }
 }
 
-/// The subcommand's exit code, or the error that ends the run with exit 2 (130 when
-/// interrupted).
+/// The subcommand's exit code (130 when a signal stopped the run), or the error that ends the
+/// run with exit 2.
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Cmd::Certify(args) => cmd::certify::run(*args),

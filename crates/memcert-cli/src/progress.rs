@@ -105,7 +105,10 @@ impl Reporter for Progress {
                     };
                     format!(
                         "[{:>5}/{}] {:<10} {}{excused}",
-                        self.done, self.total, r.verdict, r.id
+                        self.done,
+                        self.total,
+                        r.verdict,
+                        memcert::report::escape::terminal(&r.id)
                     )
                 });
                 match &self.bar {

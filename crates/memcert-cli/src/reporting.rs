@@ -1,10 +1,13 @@
 //! How a grading run reports and ends (`certify`, `mock-api`): progress on stderr, the file
 //! reports, the terminal report on stdout, all under the `--fail-on` gate, then the exit code
-//! once every report is written.
+//! once every report is written (130 for a run a signal stopped). Also the lines memcert
+//! itself prints ([`say`], [`warn`], [`out`]): none of them panics on a closed stream.
+
+use std::io::Write as _;
 
 use anyhow::{bail, Result};
 
-use memcert::certify::{self, Fanout, Reporter};
+use memcert::certify::{self, Completion, Fanout, Reporter};
 use memcert::exit;
 use memcert::report::{terminal::Terminal, FileReport};
 use memcert::suite::verdict::Verdict;
@@ -49,15 +52,34 @@ pub fn gated(
 
 /// One warning line on stderr: `memcert: warning: TEXT`.
 pub fn warn(text: &str) {
-    eprintln!("memcert: warning: {text}");
+    say(&format!("warning: {text}"));
 }
 
-/// The exit code of a finished run, after checking that every report was written.
+/// One line on stderr, `memcert: TEXT`; nothing when stderr is closed.
+pub fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "memcert: {text}");
+}
+
+/// `text` and a newline on stdout, flushed; false when stdout is closed (`| head`, `| true`),
+/// which ends memcert quietly: a listing stops, a command whose first line is read by another
+/// program (`mock-api`, `record`) stops as if interrupted.
+pub fn out(text: &str) -> bool {
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "{text}").and_then(|()| o.flush()).is_ok()
+}
+
+/// The exit code of a finished run, after checking that every report was written: 130 when a
+/// signal stopped it, else 0 when it passed and 1 when not (a run its deadline cut short never
+/// passes).
 pub fn finish(files: &[FileReport], summary: &certify::Summary) -> Result<i32> {
     for f in files {
         if let Some(e) = &f.error {
             bail!("cannot write the report {}: {e}", f.path().display());
         }
+    }
+    if summary.completion == Completion::Interrupted {
+        say("interrupted: the handler was stopped, its scratch folders removed and the reports so far written");
+        return Ok(exit::INTERRUPTED);
     }
     Ok(if summary.passed() {
         exit::PASS

@@ -10,6 +10,7 @@
 //! Its own modules, in data-flow order:
 //! - [`attack`]: the sandbox a case runs in (canaries planted around the store root) and the
 //!   canary oracle;
+//! - [`stop`]: when a run must stop early (a signal, the run's deadline), shared by every wait;
 //! - [`target`]: how to reach a handler under test (in-process, stdio protocol, Python, Node);
 //! - [`expected`]: the expected-failures list a run is judged against;
 //! - [`baseline`]: response-format snapshots of a handler's answers (insta's `.snap` format),
@@ -38,4 +39,5 @@ pub mod fuzz;
 pub mod report;
 pub mod select;
 pub mod setup;
+pub mod stop;
 pub mod target;

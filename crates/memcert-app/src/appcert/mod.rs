@@ -33,8 +33,6 @@ mod findings;
 mod supervise;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -47,9 +45,10 @@ use memcert::attack::sandbox::Sandbox;
 use memcert::baseline::Entries as Listed;
 use memcert::certify::Summary;
 use memcert::certify::{
-    baseline_summary_of, instantiate_in, listed_unchecked, record, strings_of, CaseRecord, Config,
-    Event, Reporter, Snapshots,
+    baseline_summary_of, deadline_record, instantiate_in, listed_unchecked, record, strings_of,
+    CaseRecord, Config, Event, Reporter, Snapshots,
 };
+use memcert::stop::StopReason;
 use memcert::suite::verdict::Verdict;
 use memcert::suite::Case;
 use supervise::{run_app, AppEnv, Supervised};
@@ -69,11 +68,10 @@ pub struct AppConfig {
     /// Faults the mock injects in every transcript (`--inject`), to certify the app's own
     /// retry and failure behaviour; empty for none.
     pub faults: Vec<Fault>,
-    /// Profile, strictness, expected failures.
+    /// Profile, strictness, expected failures; its `stop` (a signal, the run's deadline) kills
+    /// the running app's process group and removes its sandbox, then [`run`] reports what ran
+    /// ([`memcert::certify::Summary::completion`]).
     pub config: Config,
-    /// Set (by a signal handler) to stop: the running app's process group is killed, its
-    /// sandbox removed, and [`run`] returns [`AppError::Interrupted`].
-    pub interrupt: Option<Arc<AtomicBool>>,
     /// Case ids of every transcript that exists, run or not: with a baseline
     /// ([`Config::snapshots`]), a snapshot of a case outside this list (and not run) is STALE.
     /// Empty: the transcripts run.
@@ -90,17 +88,15 @@ impl Default for AppConfig {
             threads: Threads::Accept,
             faults: Vec::new(),
             config: Config::default(),
-            interrupt: None,
             known: Vec::new(),
         }
     }
 }
 
 impl AppConfig {
+    /// Whether the run must stop now (a signal, the run's deadline).
     fn interrupted(&self) -> bool {
-        self.interrupt
-            .as_ref()
-            .is_some_and(|f| f.load(Ordering::Relaxed))
+        self.config.stop.reason().is_some()
     }
 }
 
@@ -116,9 +112,6 @@ pub enum AppError {
         /// What is wrong.
         why: String,
     },
-    /// A signal stopped the run; the app was killed and its sandbox removed.
-    #[error("interrupted: the app was stopped and its sandbox removed")]
-    Interrupted,
     /// The mock could not start.
     #[error("the mock Messages API cannot start")]
     Mock(#[source] std::io::Error),
@@ -226,14 +219,31 @@ fn drive(
     let mut records = Vec::new();
     let mut wire = Vec::new();
     let mut compared = Vec::new();
+    let stop = &app.config.stop;
+    let mut stopped = None;
     for t in transcripts {
-        if app.interrupted() {
-            return Err(AppError::Interrupted);
-        }
-        let (rec, log) = run_one(app, drive, &mock, t);
-        if app.interrupted() {
-            return Err(AppError::Interrupted);
-        }
+        stopped = stopped.or(stop.reason());
+        let (rec, log) = match stopped {
+            Some(StopReason::Interrupted) => break,
+            Some(StopReason::Deadline) => {
+                (deadline_record(&t.to_case(), false), SessionLog::default())
+            }
+            None => {
+                let (rec, log) = run_one(app, drive, &mock, t);
+                match stop.reason() {
+                    // The transcript a signal cut short is not reported.
+                    Some(StopReason::Interrupted) => {
+                        stopped = Some(StopReason::Interrupted);
+                        break;
+                    }
+                    Some(StopReason::Deadline) if rec.verdict == Verdict::Error => {
+                        stopped = Some(StopReason::Deadline);
+                        (deadline_record(&t.to_case(), true), log)
+                    }
+                    _ => (rec, log),
+                }
+            }
+        };
         if let Some(c) = &rec.baseline {
             compared.push((rec.id.clone(), c.clone()));
         }
@@ -247,7 +257,8 @@ fn drive(
         name.to_owned(),
         &app.config,
         records.iter().map(|r| (r.id.as_str(), r.verdict)),
-    );
+    )
+    .stopped(stopped, transcripts.len());
     if let Snapshots::Compare(b) = &app.config.snapshots {
         let run: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
         let known: Vec<&str> = if app.known.is_empty() {

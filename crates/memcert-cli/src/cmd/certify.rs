@@ -1,6 +1,7 @@
 //! `memcert certify`: run the case catalog against a handler, or with --app every transcript
 //! through a whole app, grade every case, write the reports asked for, and exit 0 when certified
-//! (1 not certified, 2 usage error or a handler that cannot start).
+//! (1 not certified or cut short by --deadline, 2 usage error or a handler that cannot start,
+//! 130 stopped by SIGINT or SIGTERM).
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +15,8 @@ use memcert_app::appcert;
 use memcert_app::mockapi::{Fault, SessionLog};
 use memcert_app::transcript::Transcript;
 
-use crate::args::{seconds, AppArgs, GradeArgs, HandlerArgs, ReportArgs, SelectArgs};
-use crate::reporting::{reported, warn};
+use crate::args::{seconds, AppArgs, GradeArgs, HandlerArgs, ReportArgs, SelectArgs, StopArgs};
+use crate::reporting::{reported, say, warn};
 
 /// The flags of `memcert certify`.
 #[derive(clap::Args, Debug)]
@@ -48,6 +49,8 @@ pub struct CertifyArgs {
     pub select: SelectArgs,
     #[command(flatten)]
     pub reports: ReportArgs,
+    #[command(flatten)]
+    pub stop: StopArgs,
     /// Compare every answer with the snapshots in this folder (made by `memcert snapshot`): a
     /// changed answer is a REGRESSION, shown with a line diff, and a snapshot whose case no
     /// longer exists is STALE; either fails the run (exit 1). A case without a snapshot is NEW
@@ -63,11 +66,16 @@ pub struct CertifyArgs {
     pub update_baseline: bool,
 }
 
-/// `memcert certify`: check the flags and files, then run the catalog or, with --app, the app.
+/// `memcert certify`: check the flags and files, then run the catalog or, with --app, the app,
+/// until it ends or SIGINT, SIGTERM or --deadline stops it.
 pub fn run(args: CertifyArgs) -> Result<i32> {
     seconds("--timeout", args.handler.timeout)?;
-    args.reports.check_writable()?;
-    let config = config(&args)?;
+    args.reports
+        .check_writable(&[("wire log", args.wire_log.as_deref())])?;
+    let config = Config {
+        stop: args.stop.stop()?,
+        ..config(&args)?
+    };
     if args.app.app.is_some() {
         return run_app(&args, config);
     }
@@ -98,6 +106,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         black_box: args.handler.memory_dir_unknown,
         snapshots,
         race_rounds: Some(args.handler.race_rounds),
+        stop: Default::default(),
     })
 }
 
@@ -150,7 +159,7 @@ impl<E: std::error::Error> std::error::Error for Flagged<E> {
 /// The catalog cases --level/--cases/--exclude select, against the handler.
 fn run_catalog(args: &CertifyArgs, config: Config) -> Result<i32> {
     let cases = args.select.cases()?;
-    let mut handler = args.handler.start(args.grade.profile)?;
+    let mut handler = args.handler.start(args.grade.profile, &config.stop)?;
     let mut pending = baseline_policy(args).pending_writer();
     let code = reported(&args.reports, &args.grade, |reporter| {
         Ok(certify::run(
@@ -207,12 +216,12 @@ fn pending_done(pending: Option<SnapshotWriter>) -> Result<()> {
     let dir = p.dir().to_owned();
     let written = baseline::pending_written(p)?;
     if written > 0 {
-        eprintln!(
-            "memcert: wrote {} pending snapshot{} (.snap.new) to {}; review them with `cargo insta review`, or diff each against its .snap and accept it with `mv x.snap.new x.snap`",
+        say(&format!(
+            "wrote {} pending snapshot{} (.snap.new) to {}; review them with `cargo insta review`, or diff each against its .snap and accept it with `mv x.snap.new x.snap`",
             written,
             if written == 1 { "" } else { "s" },
             dir.display()
-        );
+        ));
     }
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! id (`bug:B10`, or `bug:B10`) means, printed from the spec compiled into the binary: it needs no
 //! repository and no network.
 
+use std::io::Write as _;
+
 use anyhow::{bail, Result};
 
 use memcert::exit;
@@ -20,7 +22,9 @@ pub struct ExplainArgs {
 pub fn run(args: ExplainArgs) -> Result<i32> {
     match explain::explain(&args.id) {
         Some(text) => {
-            print!("{text}");
+            // A closed stdout (`| head`) ends the text quietly.
+            let mut o = std::io::stdout().lock();
+            let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
             Ok(exit::PASS)
         }
         None => {

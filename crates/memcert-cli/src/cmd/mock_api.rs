@@ -1,8 +1,7 @@
 //! `memcert mock-api`: serve one transcript on the mock Messages API for an app started by
 //! hand, then grade what its memory handler sent back; exit status as for `certify`, under the
-//! same `--fail-on` gate.
+//! same `--fail-on` gate (130 when SIGINT, SIGTERM or a closed stdout stopped it).
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -13,9 +12,9 @@ use memcert_app::appcert::{self, AppConfig};
 use memcert_app::mockapi::{Fault, Threads};
 use memcert_app::transcript::Transcript;
 
-use crate::args::{seconds, GradeArgs};
+use crate::args::{check_outputs, seconds, GradeArgs};
 use crate::interrupt;
-use crate::reporting::{finish, gated};
+use crate::reporting::{finish, gated, out, say};
 
 /// The flags of `memcert mock-api`.
 #[derive(clap::Args, Debug)]
@@ -48,7 +47,9 @@ pub struct MockApiArgs {
 /// `mock-api`: one transcript served to an app driven by hand, then graded.
 pub fn run(args: MockApiArgs) -> Result<i32> {
     let timeout = seconds("--timeout", args.timeout)?;
+    check_outputs(&[("JSON report", args.report_json.as_deref())])?;
     let transcript = Transcript::load(&args.transcript)?;
+    let stop = interrupt::stop(None)?;
     let (memory_dir, _scratch) = memory_dir(&args, &transcript)?;
     let app = AppConfig {
         command: String::new(),
@@ -59,9 +60,9 @@ pub fn run(args: MockApiArgs) -> Result<i32> {
         config: Config {
             profile: args.grade.profile,
             strict: args.grade.strict,
+            stop: stop.clone(),
             ..Default::default()
         },
-        interrupt: Some(interrupt::flag()?),
         known: Vec::new(),
     };
     let mut files: Vec<FileReport> = args
@@ -71,12 +72,15 @@ pub fn run(args: MockApiArgs) -> Result<i32> {
         .collect();
     let mut terminal = Terminal::new(std::io::stdout());
     let mut ready = |url: &str| {
-        println!("ANTHROPIC_BASE_URL={url}");
-        let _ = std::io::stdout().flush();
-        eprintln!(
-            "memcert: serving transcript {} at {url}; start your app with ANTHROPIC_BASE_URL set to it and any ANTHROPIC_API_KEY (stops by itself once the final turn is served, or after {}s)",
+        // No one reads the URL from a closed stdout (`mock-api | true`): stop as if interrupted.
+        if !out(&format!("ANTHROPIC_BASE_URL={url}")) {
+            stop.interrupt();
+            return;
+        }
+        say(&format!(
+            "serving transcript {} at {url}; start your app with ANTHROPIC_BASE_URL set to it and any ANTHROPIC_API_KEY (stops by itself once the final turn is served, or after {}s)",
             transcript.id, args.timeout
-        );
+        ));
     };
     let summary = {
         let mut reporters: Vec<&mut dyn Reporter> =

@@ -1,7 +1,6 @@
 //! `memcert record`: a pass-through proxy to the real Messages API that writes the conversation
 //! it carries as a transcript, to replay with `certify --app`.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -11,6 +10,7 @@ use memcert_app::record::{self, Ending, Recorder};
 
 use crate::args::seconds;
 use crate::interrupt;
+use crate::reporting::say;
 
 /// The flags of `memcert record`.
 #[derive(clap::Args, Debug)]
@@ -48,16 +48,19 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     let stop = interrupt::flag()?;
     let rec =
         Recorder::start(&upstream, &out, &id, limit).context("the recording proxy cannot start")?;
-    println!("ANTHROPIC_BASE_URL={}", rec.url());
-    std::io::stdout().flush()?;
-    eprintln!(
-        "memcert: recording to {} through {upstream}; start your app with ANTHROPIC_BASE_URL set to the URL above (stops by itself when the conversation ends, or after {timeout}s)",
-        out.display()
-    );
+    if crate::reporting::out(&format!("ANTHROPIC_BASE_URL={}", rec.url())) {
+        say(&format!(
+            "recording to {} through {upstream}; start your app with ANTHROPIC_BASE_URL set to the URL above (stops by itself when the conversation ends, or after {timeout}s)",
+            out.display()
+        ));
+    } else {
+        // No one reads the URL from a closed stdout: stop as if interrupted.
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
     let recording = rec.wait(limit, &stop)?;
     let n = recording.answers;
     if n == 0 {
-        eprintln!("memcert: nothing was recorded (no Messages API answer went through)");
+        say("nothing was recorded (no Messages API answer went through)");
         return Ok(exit::FAILED);
     }
     let ended = match recording.ending {
@@ -65,10 +68,10 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         Ending::Interrupted => "interrupted",
         Ending::TimeUp => "time is up",
     };
-    eprintln!(
-        "memcert: {ended}; {n} answer(s) recorded in {}",
+    say(&format!(
+        "{ended}; {n} answer(s) recorded in {}",
         out.display()
-    );
+    ));
     Ok(exit::PASS)
 }
 

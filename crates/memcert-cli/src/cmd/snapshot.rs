@@ -12,8 +12,9 @@ use memcert::report::snapshots::{SnapshotWriter, Write as SnapWrite};
 use memcert::text::Profile;
 use memcert_app::appcert;
 
-use crate::args::{AppArgs, HandlerArgs, SelectArgs};
+use crate::args::{AppArgs, HandlerArgs, SelectArgs, StopArgs};
 use crate::progress::Progress;
+use crate::reporting::say;
 
 /// The flags of `memcert snapshot`.
 #[derive(clap::Args, Debug)]
@@ -32,6 +33,8 @@ pub struct SnapshotArgs {
     pub profile: Profile,
     #[command(flatten)]
     pub select: SelectArgs,
+    #[command(flatten)]
+    pub stop: StopArgs,
 }
 
 /// `memcert snapshot`: run the cases (or, with --app, the transcripts through the app) and
@@ -43,6 +46,7 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
         snapshots: certify::Snapshots::Record,
         // Race cases are never recorded: one round is enough to run them.
         race_rounds: Some(1),
+        stop: args.stop.stop()?,
         ..Config::default()
     };
     let started = Instant::now();
@@ -56,7 +60,7 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
         appcert::run(&app_config, &transcripts, reporter)?.summary
     } else {
         let cases = args.select.cases()?;
-        let mut handler = args.handler.start(args.profile)?;
+        let mut handler = args.handler.start(args.profile, &config.stop)?;
         make_out(&args.out)?;
         let reporter = &mut Fanout(vec![&mut progress, &mut writer]);
         certify::run(&config, &cases, handler.target.as_mut(), reporter)
@@ -70,12 +74,23 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
     let errors = summary.counts.get("ERROR").copied().unwrap_or(0);
     print_written(&args.out, &writer, &summary, started, errors);
     warn_other_catalogs(&args.out);
+    match summary.completion {
+        certify::Completion::Interrupted => {
+            say("interrupted: the snapshots of the cases that finished are written; the others are not");
+            return Ok(exit::INTERRUPTED);
+        }
+        certify::Completion::Incomplete => {
+            say("the --deadline passed: the cases it cut short or never ran have no snapshot; this is not a whole baseline");
+            return Ok(exit::FAILED);
+        }
+        certify::Completion::Complete => {}
+    }
     if app && errors > 0 {
         // A handler that answers nothing in time is recorded as such; an app run that ends in
         // ERROR is a broken app, not a baseline.
-        eprintln!(
-            "memcert: {errors} transcript(s) ended in ERROR: look at the app (`memcert certify --app` shows why) before committing this baseline"
-        );
+        say(&format!(
+            "{errors} transcript(s) ended in ERROR: look at the app (`memcert certify --app` shows why) before committing this baseline"
+        ));
         return Ok(exit::FAILED);
     }
     Ok(exit::PASS)
@@ -112,10 +127,10 @@ fn print_written(
     started: Instant,
     errors: usize,
 ) {
-    println!(
+    crate::reporting::out(&format!(
         "memcert snapshot: {} snapshots of {} written to {} in {:.1} s ({} cases not recorded: race or SKIPPED){}",
         writer.written,
-        summary.target,
+        memcert::report::escape::terminal(&summary.target),
         out.display(),
         started.elapsed().as_secs_f64(),
         writer.not_recorded,
@@ -124,7 +139,7 @@ fn print_written(
         } else {
             String::new()
         }
-    );
+    ));
 }
 
 #[cfg(test)]

@@ -81,7 +81,6 @@ fn run_as(
             profile,
             ..Default::default()
         },
-        interrupt: None,
         known: Vec::new(),
     };
     let mut c = Collect::default();
@@ -444,7 +443,6 @@ fn run_faulted(command: &str, profile: Profile, id: &str, faults: &[&str]) -> Ca
             profile,
             ..Default::default()
         },
-        interrupt: None,
         known: Vec::new(),
     };
     let mut c = Collect::default();
@@ -823,7 +821,6 @@ fn record_writes_a_replayable_transcript_without_the_key() {
         threads: Threads::Accept,
         faults: Vec::new(),
         config: Config::default(),
-        interrupt: None,
         known: Vec::new(),
     };
     let mut c = Collect::default();
@@ -922,13 +919,12 @@ fn bad_memory_folders_and_programs_are_refused_before_anything_runs() {
 }
 
 /// A signal (the flag a SIGINT handler sets) stops a hung app at once: its process group is
-/// killed, the sandbox removed, the mock closed, and the run ends with `Interrupted`.
+/// killed, the sandbox removed, the mock closed, and the run reports what ran, marked
+/// interrupted.
 #[test]
 fn an_interrupt_stops_the_app_and_cleans_up() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
     let s = tempfile::tempdir().unwrap();
-    let flag = Arc::new(AtomicBool::new(false));
+    let stop = memcert::stop::Stop::never();
     let cfg = AppConfig {
         command: format!(
             "python3 {} hang",
@@ -936,20 +932,29 @@ fn an_interrupt_stops_the_app_and_cleans_up() {
         ),
         memory_dir: s.path().join("run/base/memories"),
         timeout: Duration::from_secs(60),
-        interrupt: Some(Arc::clone(&flag)),
+        config: memcert::certify::Config {
+            stop: stop.clone(),
+            ..Default::default()
+        },
         ..Default::default()
     };
-    let f = Arc::clone(&flag);
     let t = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));
-        f.store(true, Ordering::Relaxed);
+        stop.interrupt();
     });
     let started = std::time::Instant::now();
-    let e = appcert::run(&cfg, &transcripts(&[]), &mut Collect::default())
-        .map(|_| ())
-        .unwrap_err();
+    let mut seen = Collect::default();
+    let run = appcert::run(&cfg, &transcripts(&[]), &mut seen).unwrap();
     t.join().unwrap();
-    assert!(matches!(e, appcert::AppError::Interrupted), "{e}");
+    assert_eq!(
+        run.summary.completion,
+        memcert::certify::Completion::Interrupted
+    );
+    assert!(!run.summary.certified);
+    assert!(
+        seen.0.is_empty(),
+        "the transcript cut short is not reported"
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(!s.path().join("run").exists(), "the sandbox is removed");
 }

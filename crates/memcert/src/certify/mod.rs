@@ -25,13 +25,17 @@ pub use case::{
 };
 pub use events::{Collect, Event, Fanout, Reporter};
 pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};
-pub use record::{finding_step, record, CaseRecord, StepLabel, StepRecord, Summary};
+pub use record::{
+    deadline_record, finding_step, record, CaseRecord, Completion, StepLabel, StepRecord, Summary,
+};
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::baseline::Baseline;
 use crate::expected::ExpectedFailures;
+use crate::stop::{Stop, StopReason};
+use crate::suite::verdict::Verdict;
 use crate::suite::Case;
 use crate::target::Target;
 use crate::text::Profile;
@@ -58,6 +62,8 @@ pub struct Config {
     /// Rounds of each race case (`--race-rounds`; `None`: [`DEFAULT_RACE_ROUNDS`]); see
     /// [`run_rounds`].
     pub race_rounds: Option<u32>,
+    /// Ends the run early (a signal, `--deadline`): see [`run`]. The default never fires.
+    pub stop: Stop,
 }
 
 /// What a run does with snapshots of the answers (`crate::baseline`).
@@ -122,24 +128,35 @@ pub fn run_collect(
 }
 
 /// Run every case against `target`, reporting as it goes, and return the totals.
+///
+/// When `config.stop` fires, the target's waits end at once (its handler's process tree is
+/// killed), the case running then is dropped (a signal) or made ERROR (the deadline), and:
+/// after a signal no further case runs and the summary is [`Completion::Interrupted`]; after
+/// the deadline every case left is ERROR ([`deadline_record`]) and the summary is
+/// [`Completion::Incomplete`]. Either way `Finished` is sent, so the reports are written.
 pub fn run(
     config: &Config,
     cases: &[Case],
     target: &mut dyn Target,
     reporter: &mut dyn Reporter,
 ) -> Summary {
+    let stop = &config.stop;
+    target.set_stop(stop);
     // Start-up is judged once, first: its side effects are one case, not one per case.
-    let (startup, startup_record) = if cases.is_empty() {
+    let (startup, startup_record) = if cases.is_empty() || stop.reason().is_some() {
         (Startup::default(), None)
     } else {
-        probe_startup(target, config)
+        let (startup, rec) = probe_startup(target, config);
+        // A probe a stop cut short proves nothing.
+        (startup, rec.filter(|_| stop.reason().is_none()))
     };
     let startup_case = startup_record.as_ref().map(|_| startup_case());
     let name = target.describe();
+    let planned = cases.len() + usize::from(startup_case.is_some());
     reporter.event(&Event::Started {
         target: &name,
         profile: config.profile,
-        total: cases.len() + usize::from(startup_case.is_some()),
+        total: planned,
     });
     let mut verdicts = Vec::with_capacity(cases.len() + 1);
     let mut compared = Vec::new();
@@ -147,8 +164,30 @@ pub fn run(
         verdicts.push(rec.verdict);
         reporter.event(&Event::CaseFinished(rec));
     }
+    let mut stopped = None;
+    let mut ran = 0;
     for case in cases {
-        let rec = run_rounds_after(case, target, config, &startup);
+        stopped = stopped.or(stop.reason());
+        let rec = match stopped {
+            Some(StopReason::Interrupted) => break,
+            Some(StopReason::Deadline) => deadline_record(case, false),
+            None => {
+                let rec = run_rounds_after(case, target, config, &startup);
+                match stop.reason() {
+                    // The case a signal cut short is not reported.
+                    Some(StopReason::Interrupted) => {
+                        stopped = Some(StopReason::Interrupted);
+                        break;
+                    }
+                    Some(StopReason::Deadline) if rec.verdict == Verdict::Error => {
+                        stopped = Some(StopReason::Deadline);
+                        deadline_record(case, true)
+                    }
+                    _ => rec,
+                }
+            }
+        };
+        ran += 1;
         verdicts.push(rec.verdict);
         if let Some(c) = &rec.baseline {
             compared.push((rec.id.clone(), c.clone()));
@@ -161,10 +200,10 @@ pub fn run(
         .chain(cases)
         .map(|c| c.id.as_str())
         .zip(verdicts);
-    let mut summary = Summary::of(target.describe(), config, outcomes);
+    let mut summary = Summary::of(target.describe(), config, outcomes).stopped(stopped, planned);
     summary.retired = retired(&summary.unused);
     if let Snapshots::Compare(b) = &config.snapshots {
-        summary.baseline = Some(snapshots::baseline_summary(b, cases, &compared));
+        summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));
     }
     reporter.event(&Event::Finished(&summary));
     summary

@@ -11,6 +11,7 @@ use super::{snapshots, Config};
 use crate::attack::oracle::{judge, Finding, Observation};
 use crate::baseline::{BaselineSummary, Comparison, Snapshot};
 use crate::protocol::ToolResult;
+use crate::stop::StopReason;
 use crate::suite::verdict::{StepGrade, Verdict};
 use crate::suite::{Case, Level};
 use crate::text::Profile;
@@ -246,6 +247,46 @@ pub struct Summary {
     /// The comparison with the baseline (`--baseline`), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,
+    /// Whether every case the run was to run ran ([`Completion`]); a run that did not
+    /// complete is never certified.
+    pub completion: Completion,
+    /// Cases the run was to run: [`Summary::total`] is smaller when it was interrupted.
+    pub planned: usize,
+}
+
+/// Whether a run ran every case it was to run (the JSON summary's `completion`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Completion {
+    /// Every case ran.
+    #[default]
+    Complete,
+    /// A signal (SIGINT, SIGTERM) stopped the run: the cases not run are not reported, the
+    /// case running then neither (exit status 130).
+    Interrupted,
+    /// The run's deadline (`--deadline`) passed: every case not run, and the one it cut short,
+    /// is ERROR with a `deadline` finding.
+    Incomplete,
+}
+
+impl Completion {
+    /// How a run that stopped for `why` (or did not stop) completed.
+    pub fn of(why: Option<StopReason>) -> Completion {
+        match why {
+            None => Completion::Complete,
+            Some(StopReason::Interrupted) => Completion::Interrupted,
+            Some(StopReason::Deadline) => Completion::Incomplete,
+        }
+    }
+
+    /// `COMPLETE`, `INTERRUPTED` or `INCOMPLETE`, as the reports mark a run.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Completion::Complete => "COMPLETE",
+            Completion::Interrupted => "INTERRUPTED",
+            Completion::Incomplete => "INCOMPLETE",
+        }
+    }
 }
 
 impl Summary {
@@ -295,9 +336,22 @@ impl Summary {
             unexcused,
             certified: false,
             baseline: None,
+            completion: Completion::Complete,
+            planned: total,
         };
         summary.gate(&Self::DEFAULT_FAIL_ON);
         summary
+    }
+
+    /// This summary for a run that stopped for `why` (`None`: it did not) with `planned` cases
+    /// to run: marked [`Completion::Interrupted`] or [`Completion::Incomplete`], and then not
+    /// certified.
+    pub fn stopped(mut self, why: Option<StopReason>, planned: usize) -> Summary {
+        self.completion = Completion::of(why);
+        self.planned = planned.max(self.total);
+        let gate = self.fail_on.clone();
+        self.gate(&gate);
+        self
     }
 
     /// The summary under the gate `fail_on` (`--fail-on`): certified when no case of those
@@ -317,6 +371,7 @@ impl Summary {
         gate.sort_by(|a, b| b.cmp(a));
         gate.dedup();
         self.certified = self.stale.is_empty()
+            && self.completion == Completion::Complete
             && gate
                 .iter()
                 .all(|v| self.unexcused.get(v.as_str()).copied().unwrap_or(0) == 0);
@@ -339,6 +394,28 @@ impl Summary {
     pub fn gate_line(&self) -> String {
         let v: Vec<&str> = self.fail_on.iter().map(|v| v.as_str()).collect();
         v.join(", ")
+    }
+
+    /// The sentence every report gives a run that did not complete ([`Summary::completion`]),
+    /// `None` for one that did; `cases` are the run's records.
+    pub fn stop_note(&self, cases: &[CaseRecord]) -> Option<String> {
+        match self.completion {
+            Completion::Complete => None,
+            Completion::Interrupted => Some(format!(
+                "INTERRUPTED: a signal stopped the run after {} of {} cases; the others are not in this report, and the run is not certified",
+                self.total, self.planned
+            )),
+            Completion::Incomplete => {
+                let cut = cases
+                    .iter()
+                    .filter(|c| c.findings.iter().any(|f| f.kind == "deadline"))
+                    .count();
+                Some(format!(
+                    "INCOMPLETE: the run's --deadline passed; {cut} of {} cases it cut short or never ran are ERROR (deadline), and the run is not certified",
+                    self.planned
+                ))
+            }
+        }
     }
 
     /// Whether the run passes (exit status 0): certified, and no REGRESSION or STALE snapshot
@@ -385,6 +462,35 @@ pub fn record(
         duration_ms: started.elapsed().as_millis() as u64,
         snapshot,
         baseline,
+    }
+}
+
+/// The record of a case the run's deadline (`--deadline`) kept from running (`cut`: false) or
+/// cut short (`cut`: true): ERROR, with one finding of kind `deadline`; no step.
+pub fn deadline_record(case: &Case, cut: bool) -> CaseRecord {
+    let detail = if cut {
+        "the run's --deadline passed while this case ran; its handler was stopped"
+    } else {
+        "not run: the run's --deadline passed first"
+    };
+    CaseRecord {
+        id: case.id.clone(),
+        category: case.category().to_owned(),
+        requirement: case.requirement.clone(),
+        source: case.source.clone(),
+        defined: case.defined.clone(),
+        level: case.level,
+        verdict: Verdict::Error,
+        expected_failure: None,
+        findings: vec![Finding {
+            verdict: Verdict::Error,
+            kind: "deadline".into(),
+            detail: detail.into(),
+        }],
+        steps: Vec::new(),
+        duration_ms: 0,
+        snapshot: None,
+        baseline: None,
     }
 }
 

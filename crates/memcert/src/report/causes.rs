@@ -133,6 +133,9 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
             "the race could not be staged here: rerun, or exclude race/* on this host"
         }
         ("skipped", _) => "not run on this host: the finding says why",
+        ("deadline", _) => {
+            "the run's --deadline passed first: give it more time, or run fewer cases (--cases, --level)"
+        }
         _ => "see the rule and the example",
     }
 }
@@ -315,6 +318,8 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
                 ("escape", None) => (rule.clone(), String::new()),
                 // How a handler words its errors is one flaw whatever the case tested.
                 ("host-path-disclosed", None) => (String::new(), shape(&f.detail)),
+                // One stop of the whole run is one cause, whatever each case's rule.
+                ("deadline", None) => (String::new(), shape(&f.detail)),
                 ("reply" | "check", None) => reply_or_check_key(c, f, &rule),
                 _ => (rule.clone(), shape(&f.detail)),
             };

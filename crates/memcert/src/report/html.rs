@@ -99,10 +99,10 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 /// report links nothing outside itself. The caller checks the URL is http(s).
 pub fn render_with(summary: &Summary, cases: &[CaseRecord], spec_url: Option<&str>) -> String {
     let mut h = String::with_capacity(16 * 1024 + cases.len() * 2048);
-    let (word, class) = if summary.certified {
-        ("CERTIFIED", "certified")
-    } else {
-        ("NOT CERTIFIED", "not-certified")
+    let (word, class) = match summary.completion {
+        crate::certify::Completion::Complete if summary.certified => ("CERTIFIED", "certified"),
+        crate::certify::Completion::Complete => ("NOT CERTIFIED", "not-certified"),
+        c => (c.as_str(), "not-certified"),
     };
     let _ = write!(
         h,
@@ -130,6 +130,13 @@ base-uri 'none'; form-action 'none'\">\n\
         env!("CARGO_PKG_VERSION"),
         crate::suite::CATALOG_VERSION,
     );
+    if let Some(note) = summary.stop_note(cases) {
+        let _ = writeln!(
+            h,
+            "<p class=\"not-certified\"><strong>{}</strong></p>",
+            Text(&note)
+        );
+    }
     causes(&mut h, &super::causes::causes(cases));
     if summary.expected_failures > 0 {
         let _ = writeln!(
@@ -651,7 +658,7 @@ fn escape(f: &mut fmt::Formatter<'_>, text: &str, mark: bool) -> fmt::Result {
             '"' => Some("&quot;"),
             '\'' => Some("&#39;"),
             '\n' => continue,
-            c if c.is_control() || invisible(c) => None,
+            c if super::escape::hidden(c) => None,
             _ => continue,
         };
         f.write_str(&text[plain..i])?;
@@ -674,16 +681,6 @@ fn escape(f: &mut fmt::Formatter<'_>, text: &str, mark: bool) -> fmt::Result {
         }
     }
     f.write_str(&text[plain..])
-}
-
-/// Format characters that change how text around them shows without showing themselves: bidi
-/// embeddings, overrides, isolates and marks, zero-width characters, the byte-order mark.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}'
-            | '\u{feff}'
-    )
 }
 
 #[cfg(test)]

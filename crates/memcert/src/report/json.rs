@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::certify::{CaseRecord, Summary};
 
 /// The version of the report's shape (`docs/report.schema.json`), its first key.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 #[derive(Serialize)]
 struct File<'a> {
@@ -24,9 +24,11 @@ struct File<'a> {
 }
 
 /// Render a finished run as pretty JSON.
+/// Hidden characters ([`super::escape::json`]) are written as `\u` escapes: the same values,
+/// nothing that reorders or hides text where the file is shown.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     let causes = super::causes::causes(cases);
-    serde_json::to_string_pretty(&File {
+    let text = serde_json::to_string_pretty(&File {
         schema_version: SCHEMA_VERSION,
         memcert: env!("CARGO_PKG_VERSION"),
         catalog: crate::suite::CATALOG_VERSION,
@@ -50,7 +52,8 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         causes,
         cases,
     })
-    .expect("reports serialise")
+    .expect("reports serialise");
+    super::escape::json(text)
 }
 
 /// [`render`] with a final newline, the content of the `--report-json` file.

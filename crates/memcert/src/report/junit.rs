@@ -8,14 +8,17 @@
 //! causes pass, with their summary in `system-out`. CI pages (GitHub test reporters, GitLab,
 //! Jenkins) list a failing test by name and message and show the text when opened; they do not
 //! show properties, so the cause is in the message. The suite's properties hold the gate
-//! (`fail-on`), memcert's and the catalog's versions. Then one test suite per case category, one test case per
+//! (`fail-on`), memcert's and the catalog's versions, and for a run that did not complete its
+//! `completion` (INTERRUPTED, INCOMPLETE, also in the report's name and the suite's
+//! `system-err`). Then one test suite per case category, one test case per
 //! case named by its id. UNSAFE and FAIL are failures (type `UNSAFE`/`FAIL`), ERROR an error,
 //! SKIPPED skipped; PASS, NON-STRICT and INFO pass, the last two with their finding in
 //! `system-out`. A failure's message starts with the requirement (rule:8). An expected
 //! failure (`--expected-failures`) is skipped, its message `expected failure (VERDICT): reason`.
 //! With `--baseline`, a REGRESSION case is a failure of type `REGRESSION` whatever its verdict,
 //! the diff first in its text; a NEW case says so in `system-err`; each STALE snapshot is a
-//! failing test case (type `STALE`) in a last suite, `baseline`.
+//! failing test case (type `STALE`) in a last suite, `baseline`. Every character XML 1.0
+//! forbids, and every format character, is shown as a `\u{..}` escape ([`super::escape::xml`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,7 +30,12 @@ use crate::suite::verdict::Verdict;
 
 /// Render a finished run as JUnit XML.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
-    let mut report = Report::new(format!("memcert certify ({})", summary.profile));
+    let mut name = format!("memcert certify ({})", summary.profile);
+    if summary.completion != crate::certify::Completion::Complete {
+        name.push(' ');
+        name.push_str(summary.completion.as_str());
+    }
+    let mut report = Report::new(name);
     let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
     for c in cases {
         let detail = details(c);
@@ -107,7 +115,8 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     }
     report.add_test_suite(causes_suite(summary, cases));
     report.add_test_suites(suites.into_values());
-    report.to_string().expect("JUnit XML serialises")
+    // No character XML 1.0 forbids (the file would not parse), no bidi override.
+    super::escape::xml(report.to_string().expect("JUnit XML serialises"))
 }
 
 /// The `causes` suite: one test case per cause.
@@ -116,6 +125,10 @@ fn causes_suite(summary: &Summary, cases: &[CaseRecord]) -> TestSuite {
     suite.add_property(("fail-on", summary.gate_line().as_str()));
     suite.add_property(("memcert", env!("CARGO_PKG_VERSION")));
     suite.add_property(("catalog", crate::suite::CATALOG_VERSION));
+    if let Some(note) = summary.stop_note(cases) {
+        suite.add_property(("completion", summary.completion.as_str()));
+        suite.set_system_err(note);
+    }
     for c in super::causes::causes(cases) {
         let n = if c.count == 1 { "case" } else { "cases" };
         let message = format!("{} in {} {n}: {}", c.verdict, c.count, c.shape);

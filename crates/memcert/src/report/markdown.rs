@@ -5,6 +5,14 @@
 //! Then, collapsed: every cause with its example, rule, fix hint and cases; the table per
 //! category; the UNSAFE, ERROR and FAIL cases with their requirement and first finding;
 //! expected failures; stale entries (`--expected-failures`); the baseline; NON-STRICT and INFO.
+//!
+//! # Guarantees
+//! - Text from the run that a handler or an app wrote (the target's name, findings, replies,
+//!   errors, paths it made, cause shapes) appears only inside code spans ([`span`]) or a fence
+//!   longer than any backtick run in it, its hidden characters ([`super::escape`]) shown as
+//!   `\u{..}` escapes: never as a link, an image, an autolink or markup.
+//! - The whole file stays under [`MAX_TOTAL`] bytes (GitHub refuses a step summary over 1 MiB):
+//!   long lists end with a line saying how many were left out.
 
 use crate::certify::{CaseRecord, Summary};
 use crate::suite::verdict::Verdict;
@@ -16,11 +24,49 @@ use super::COLUMNS;
 pub const MAX_LINES: usize = 40;
 /// Bytes before the first `<details>` at most.
 pub const MAX_BYTES: usize = 4096;
+/// Bytes of the whole report at most: under GitHub's 1 MiB limit for a job summary.
+pub const MAX_TOTAL: usize = 1_000_000;
+/// Bytes kept free for what follows a list cut short ([`Rows`]).
+const RESERVE: usize = 16 * 1024;
+/// Characters of one text from the run shown in a list or a cell; `--report-json` has all.
+const MAX_CELL: usize = 300;
+
+/// Rows appended to a report while it stays within [`MAX_TOTAL`] (less [`RESERVE`] for what
+/// follows); once one does not fit, a line says how many were left out.
+struct Rows<'a> {
+    s: &'a mut String,
+    left_out: usize,
+}
+
+impl<'a> Rows<'a> {
+    fn new(s: &'a mut String) -> Self {
+        Rows { s, left_out: 0 }
+    }
+
+    fn push(&mut self, row: &str) {
+        if self.left_out > 0 || self.s.len() + row.len() + RESERVE > MAX_TOTAL {
+            self.left_out += 1;
+        } else {
+            self.s.push_str(row);
+        }
+    }
+
+    /// The line for the rows left out (if any), in a list or after a table.
+    fn end(self, table: bool) {
+        if self.left_out > 0 {
+            self.s.push_str(&format!(
+                "{}{} more left out: the summary is full (--report-json has them all)\n",
+                if table { "\n" } else { "- " },
+                self.left_out
+            ));
+        }
+    }
+}
 
 /// Render a finished run as Markdown.
 pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
     let causes = super::causes::causes(cases);
-    let mut s = head(summary, &causes);
+    let mut s = head(summary, &causes, cases);
     s.push_str(&cause_details(&causes));
     s.push_str(&categories(cases));
     let worst: Vec<&CaseRecord> = [Verdict::Unsafe, Verdict::Error, Verdict::Fail]
@@ -37,16 +83,18 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 | verdict | case | requirement | finding |\n|---|---|---|---|\n",
             worst.len()
         ));
+        let mut rows = Rows::new(&mut s);
         for c in worst {
             let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
-            s.push_str(&format!(
-                "| {} | `{}` | {} | {} |\n",
+            rows.push(&format!(
+                "| {} | {} | {} | {} |\n",
                 c.verdict,
-                code(&c.id),
+                cell_span(&c.id),
                 cell(&c.requirement),
-                cell(first)
+                cell_span(&clip(first))
             ));
         }
+        rows.end(true);
         s.push_str("\n</details>\n");
     }
     let excused: Vec<&CaseRecord> = cases
@@ -58,10 +106,12 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             "\n<details><summary>Expected failures ({})</summary>\n\n",
             excused.len()
         ));
+        let mut rows = Rows::new(&mut s);
         for c in excused {
             let why = c.expected_failure.as_deref().unwrap_or("");
-            s.push_str(&format!("- {} `{}`: {}\n", c.verdict, c.id, cell(why)));
+            rows.push(&format!("- {} {}: {}\n", c.verdict, span(&c.id), cell(why)));
         }
+        rows.end(false);
         s.push_str("\n</details>\n");
     }
     if let Some(v) = &summary.expected_catalog {
@@ -77,12 +127,14 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
         s.push_str(
             "\n**Stale expected failures** (their cases all pass now; remove the entries):\n\n",
         );
+        let mut rows = Rows::new(&mut s);
         for id in &summary.stale {
-            s.push_str(&format!("- `{}`\n", cell(id)));
+            rows.push(&format!("- {}\n", span(id)));
         }
+        rows.end(false);
     }
     if let Some(b) = &summary.baseline {
-        s.push_str(&baseline(b, cases));
+        baseline(&mut s, b, cases);
     }
     let soft: Vec<&CaseRecord> = cases
         .iter()
@@ -93,10 +145,17 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
             "\n<details><summary>NON-STRICT and INFO ({})</summary>\n\n",
             soft.len()
         ));
+        let mut rows = Rows::new(&mut s);
         for c in soft {
             let first = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
-            s.push_str(&format!("- {} `{}`: {}\n", c.verdict, c.id, cell(first)));
+            rows.push(&format!(
+                "- {} {}: {}\n",
+                c.verdict,
+                span(&c.id),
+                span(&clip(first))
+            ));
         }
+        rows.end(false);
         s.push_str("\n</details>\n");
     }
     s
@@ -104,7 +163,7 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 
 /// The part before the first `<details>`: the verdict line, the counts, and the causes table
 /// with as many rows as fit in [`MAX_LINES`] and [`MAX_BYTES`].
-fn head(summary: &Summary, causes: &[Cause]) -> String {
+fn head(summary: &Summary, causes: &[Cause], cases: &[CaseRecord]) -> String {
     let mut s = String::from("## memcert certify\n\n");
     let verdict = match (
         summary.certified,
@@ -125,10 +184,13 @@ fn head(summary: &Summary, causes: &[Cause]) -> String {
     } else {
         format!(": {}{stale}", blocking.join(", "))
     };
+    if let Some(note) = summary.stop_note(cases) {
+        s.push_str(&format!("**{}**\n\n", cell(&note)));
+    }
     s.push_str(&format!(
-        "{verdict} (fail on {}{why}): `{}`, profile `{}`{}, {} cases, {}\n\n",
+        "{verdict} (fail on {}{why}): {}, profile `{}`{}, {} cases, {}\n\n",
         summary.gate_line(),
-        code(&summary.target),
+        span(&clip(&summary.target)),
         summary.profile,
         if summary.strict { " (strict)" } else { "" },
         summary.total,
@@ -156,13 +218,13 @@ fn head(summary: &Summary, causes: &[Cause]) -> String {
     let tail = 120;
     for (i, c) in causes.iter().enumerate() {
         let row = format!(
-            "| {} | {} | `{}` | {}: {} | `{}` | {} |\n",
+            "| {} | {} | {} | {}: {} | {} | {} |\n",
             c.verdict,
             c.count,
-            code(&super::causes::rules_label(c)),
+            cell_span(&super::causes::rules_label(c)),
             cell(&c.kind),
-            cell(&super::causes::first_line(&c.shape, 90)),
-            code(&c.example.case),
+            cell_span(&super::causes::first_line(&c.shape, 90)),
+            cell_span(&c.example.case),
             cell(&c.hint)
         );
         let lines = s.lines().count() + 1 + 2;
@@ -189,38 +251,34 @@ fn cause_details(causes: &[Cause]) -> String {
         "\n<details><summary>Causes with an example each ({})</summary>\n\n",
         causes.len()
     );
+    let mut rows = Rows::new(&mut s);
     for (i, c) in causes.iter().enumerate() {
-        s.push_str(&format!(
-            "{}. **{}** {} case{} `{}` `{}`: {}\n   - rule: {}\n   - fix: {}\n   - example `{}`:\n",
+        let mut item = format!(
+            "{}. **{}** {} case{} {} {}: {}\n   - rule: {}\n   - fix: {}\n   - example {}:\n",
             i + 1,
             c.verdict,
             c.count,
             if c.count == 1 { "" } else { "s" },
-            code(&c.kind),
-            code(&c.spec),
-            cell(&c.shape),
+            span(&c.kind),
+            span(&c.spec),
+            span(&clip(&c.shape)),
             cell(&c.requirement),
             cell(&c.hint),
-            code(&c.example.case)
-        ));
+            span(&c.example.case)
+        );
         for st in &c.example.steps {
-            s.push_str(&format!(
-                "     - input `{}` → {}\n",
-                code(&super::causes::first_line(&st.input.to_string(), 200)),
-                cell(&super::causes::reply_line(st, 200))
+            item.push_str(&format!(
+                "     - input {} → {}\n",
+                span(&super::causes::first_line(&st.input.to_string(), 200)),
+                span(&super::causes::reply_line(st, 200))
             ));
         }
         for d in &c.example.disk {
-            s.push_str(&format!("     - disk: {}\n", cell(d)));
+            item.push_str(&format!("     - disk: {}\n", span(&clip(d))));
         }
-        let ids: Vec<String> = c
-            .ids
-            .iter()
-            .take(50)
-            .map(|i| format!("`{}`", code(i)))
-            .collect();
+        let ids: Vec<String> = c.ids.iter().take(50).map(|i| span(i)).collect();
         let more = c.ids.len().saturating_sub(50);
-        s.push_str(&format!(
+        item.push_str(&format!(
             "   - cases: {}{}\n",
             ids.join(", "),
             if more > 0 {
@@ -229,7 +287,9 @@ fn cause_details(causes: &[Cause]) -> String {
                 String::new()
             }
         ));
+        rows.push(&item);
     }
+    rows.end(false);
     s.push_str("\n</details>\n");
     s
 }
@@ -243,51 +303,77 @@ fn categories(cases: &[CaseRecord]) -> String {
     s.push_str("\n|---|");
     s.push_str(&"---:|".repeat(COLUMNS.len()));
     s.push('\n');
+    let mut rows = Rows::new(&mut s);
     for (cat, counts) in &super::by_category(cases) {
-        s.push_str(&format!("| {} |", cell(cat)));
+        let mut row = format!("| {} |", cell(cat));
         for v in COLUMNS {
-            s.push_str(&format!(" {} |", counts.get(&v).copied().unwrap_or(0)));
+            row.push_str(&format!(" {} |", counts.get(&v).copied().unwrap_or(0)));
         }
-        s.push('\n');
+        row.push('\n');
+        rows.push(&row);
     }
+    rows.end(true);
     s.push_str("\n</details>\n");
     s
 }
 
-/// Text safe inside inline code in a table cell: backticks as `'`, pipes escaped (GitHub
-/// renders `\|` in a cell's code as `|`), control characters as spaces.
-fn code(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '`' => out.push('\''),
-            '|' => out.push_str("\\|"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
+/// Text from the run as one inline code span, outside a table: its hidden characters (the
+/// newline included) as `\u{..}` escapes ([`super::escape::terminal`]), between backtick runs
+/// longer than any inside it, padded with a space where it starts or ends with a backtick or a
+/// space (which the span then drops). Inside code nothing is a link, an image or markup.
+fn span(text: &str) -> String {
+    let text = super::escape::terminal(text);
+    if text.is_empty() {
+        return "` `".into();
     }
-    out
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let ticks = "`".repeat(longest + 1);
+    let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
 }
 
-/// The comparison with the baseline: the totals, each REGRESSION with its diff in a `diff`
-/// block, the NEW cases and the STALE snapshots.
-fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> String {
+/// [`span`] inside a table cell: a `|` escaped as `\|`, which GitHub reads as a `|` of the
+/// span, not a cell's end.
+fn cell_span(text: &str) -> String {
+    span(text).replace('|', "\\|")
+}
+
+/// The first [`MAX_CELL`] characters of a text from the run, and `…` when there was more.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_CELL) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// The comparison with the baseline, appended to `s`: the totals, each REGRESSION with its diff
+/// in a `diff` block, the NEW cases and the STALE snapshots.
+fn baseline(s: &mut String, b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) {
     use crate::baseline::Comparison;
     let verdict = if b.passed() { "PASSED" } else { "FAILED" };
-    let mut s = format!(
+    s.push_str(&format!(
         "\n### Baseline: **{verdict}**\n\n`{}`: {}\n",
         cell(&b.dir),
         b.totals()
-    );
+    ));
     // A job summary holds 1 MiB: diffs stop at 100 lines each and 400 KB in all.
-    let mut budget = 400_000usize;
+    let mut budget = 400_000usize.min(MAX_TOTAL.saturating_sub(s.len() + 4 * RESERVE));
     for c in cases {
         if let Some(Comparison::Regression { diff, .. }) = &c.baseline {
-            let diff = &crate::report::clip_diff(diff, 100);
+            let diff = &super::escape::terminal_lines(&crate::report::clip_diff(diff, 100));
             if diff.len() > budget {
                 s.push_str(&format!(
-                    "\n**REGRESSION** `{}` (diff left out: the summary is full; see --report-json)\n",
-                    c.id
+                    "\n**REGRESSION** {} (diff left out: the summary is full; see --report-json)\n",
+                    span(&c.id)
                 ));
                 continue;
             }
@@ -298,8 +384,8 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
                 fence.push('`');
             }
             s.push_str(&format!(
-                "\n**REGRESSION** `{}`\n\n{fence}diff\n{}{}{fence}\n",
-                c.id,
+                "\n**REGRESSION** {}\n\n{fence}diff\n{}{}{fence}\n",
+                span(&c.id),
                 diff,
                 if diff.ends_with('\n') { "" } else { "\n" }
             ));
@@ -310,16 +396,20 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
             "\n<details><summary>NEW, no snapshot yet ({})</summary>\n\n",
             b.new.len()
         ));
+        let mut rows = Rows::new(s);
         for id in &b.new {
-            s.push_str(&format!("- `{}`\n", cell(id)));
+            rows.push(&format!("- {}\n", span(id)));
         }
+        rows.end(false);
         s.push_str("\n</details>\n");
     }
     if !b.stale.is_empty() {
         s.push_str("\n**STALE snapshots** (their cases no longer exist; remove the files):\n\n");
+        let mut rows = Rows::new(s);
         for id in &b.stale {
-            s.push_str(&format!("- `{}`\n", cell(id)));
+            rows.push(&format!("- {}\n", span(id)));
         }
+        rows.end(false);
     }
     if let Some(note) = super::baseline_other_catalog(
         "the baseline was recorded with",
@@ -328,10 +418,11 @@ fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> Strin
     ) {
         s.push_str(&format!("\n**Catalog:** {}\n", cell(&note)));
     }
-    s
 }
 
-/// Text safe inside a table cell: no newlines, no pipes, no HTML.
+/// memcert's own text (requirements, fix hints, reasons from an expected-failures list) in a
+/// table cell or a list item: no newlines, no pipes, no HTML, hidden characters as escapes.
+/// Text a handler or an app wrote goes through [`span`] instead.
 fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -340,7 +431,8 @@ fn cell(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '`' => out.push('\''),
-            c if c.is_control() => out.push(' '),
+            '\n' | '\t' | '\r' => out.push(' '),
+            c if super::escape::hidden(c) => out.push_str(&super::escape::shown(c)),
             c => out.push(c),
         }
     }
@@ -407,17 +499,17 @@ mod tests {
                 "\n",
                 "| verdict | cases | rule | cause | example | fix |\n",
                 "|---|---:|---|---|---|---|\n",
-                "| UNSAFE | 1 | `bug:B01` | reply: the reply discloses the host path &lt;path&gt; | `symlink/loop/view` | give the outcome the rule asks: is_error, and the change made or refused |\n",
-                "| NON-STRICT | 1 | `bug:B01` | reply: accepted a . component | `path/dot/inside` | allowed; the profile's exact wording or choice makes it PASS |\n",
+                "| UNSAFE | 1 | `bug:B01` | reply: `the reply discloses the host path <path>` | `symlink/loop/view` | give the outcome the rule asks: is_error, and the change made or refused |\n",
+                "| NON-STRICT | 1 | `bug:B01` | reply: `accepted a . component` | `path/dot/inside` | allowed; the profile's exact wording or choice makes it PASS |\n",
                 "\n",
                 "<details><summary>Causes with an example each (2)</summary>\n",
                 "\n",
-                "1. **UNSAFE** 1 case `reply` `bug:B01`: the reply discloses the host path &lt;path&gt;\n",
+                "1. **UNSAFE** 1 case `reply` `bug:B01`: `the reply discloses the host path <path>`\n",
                 "   - rule: R MUST hold.\n",
                 "   - fix: give the outcome the rule asks: is_error, and the change made or refused\n",
                 "   - example `symlink/loop/view`:\n",
                 "   - cases: `symlink/loop/view`\n",
-                "2. **NON-STRICT** 1 case `reply` `bug:B01`: accepted a . component\n",
+                "2. **NON-STRICT** 1 case `reply` `bug:B01`: `accepted a . component`\n",
                 "   - rule: R MUST hold.\n",
                 "   - fix: allowed; the profile's exact wording or choice makes it PASS\n",
                 "   - example `path/dot/inside`:\n",
@@ -439,13 +531,13 @@ mod tests {
                 "\n",
                 "| verdict | case | requirement | finding |\n",
                 "|---|---|---|---|\n",
-                "| UNSAFE | `symlink/loop/view` | R MUST hold. | step 1: the reply discloses the host path /tmp/x\\|y |\n",
+                "| UNSAFE | `symlink/loop/view` | R MUST hold. | `step 1: the reply discloses the host path /tmp/x\\|y` |\n",
                 "\n",
                 "</details>\n",
                 "\n",
                 "<details><summary>NON-STRICT and INFO (1)</summary>\n",
                 "\n",
-                "- NON-STRICT `path/dot/inside`: step 1: accepted a . component\n",
+                "- NON-STRICT `path/dot/inside`: `step 1: accepted a . component`\n",
                 "\n",
                 "</details>\n",
             )
@@ -510,6 +602,45 @@ source: bug:B01
                 "value=\"CATALOG\"",
             );
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn handler_text_is_one_code_span_longer_than_its_backtick_runs() {
+        assert_eq!(span("a"), "`a`");
+        assert_eq!(span("a `b` ``c``"), "``` a `b` ``c`` ```");
+        assert_eq!(span("`x"), "`` `x ``");
+        assert_eq!(span(""), "` `");
+        assert_eq!(
+            span("[l](https://e.x)\n# h\u{202e}"),
+            "`[l](https://e.x)\\n# h\\u{202e}`"
+        );
+        assert_eq!(cell_span("a|b"), "`a\\|b`");
+    }
+
+    // See: issue 13 (the Markdown report "stays under GitHub's 1 MiB step-summary limit").
+    #[test]
+    fn a_huge_run_stays_under_the_job_summary_limit() {
+        // Unbounded, the list of FAIL cases alone would be about 2.4 MB.
+        let long = "x".repeat(400);
+        let cases: Vec<CaseRecord> = (0..6_000)
+            .map(|i| CaseRecord {
+                findings: vec![Finding {
+                    verdict: Verdict::Fail,
+                    kind: "reply".into(),
+                    detail: format!("step 1: {i} {long}"),
+                }],
+                ..crate::report::test_record(&format!("c{}/case-{i}", i % 300), Verdict::Fail)
+            })
+            .collect();
+        let summary = Summary::of(
+            "t".into(),
+            &Default::default(),
+            cases.iter().map(|c| (c.id.as_str(), c.verdict)),
+        );
+        let md = render(&summary, &cases);
+        assert!(md.len() <= MAX_TOTAL, "{}", md.len());
+        assert!(md.contains("more left out: the summary is full"));
+        assert!(md.ends_with("</details>\n"), "{}", &md[md.len() - 300..]);
     }
 
     #[test]

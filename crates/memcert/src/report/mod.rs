@@ -8,11 +8,14 @@
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
 //! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
 //! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`);
-//! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`.
+//! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`;
+//! - [`escape`]: how each of them shows the characters of untrusted text that could act instead
+//!   of read (controls, ANSI escapes, bidi overrides).
 //!
 //! The live progress line on stderr (indicatif) is the binary's, in `memcert-cli`.
 
 pub mod causes;
+pub mod escape;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -114,12 +117,19 @@ impl crate::certify::Reporter for Gated<'_> {
     }
 }
 
-/// Fail when a report could not be written at `path` (its folder missing or read-only), without
-/// touching a report already there.
+/// Fail when a report could not be written at `path` (its folder missing or read-only, or the
+/// path a folder), without touching a report already there.
 ///
 /// # Errors
-/// The I/O error of creating a temporary file beside `path`.
+/// `IsADirectory` when `path` is a folder (or a link to one); else the I/O error of creating a
+/// temporary file beside `path`.
 pub fn check_writable(path: &Path) -> io::Result<()> {
+    if path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a folder; name a file",
+        ));
+    }
     tempfile::NamedTempFile::new_in(folder_of(path)).map(drop)
 }
 

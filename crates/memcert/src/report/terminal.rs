@@ -45,7 +45,10 @@ impl<W: Write> Reporter for Terminal<W> {
             Event::Started { .. } => {}
             Event::CaseFinished(r) => self.cases.push((*r).clone()),
             Event::Finished(summary) => {
-                let text = render_with(summary, &self.cases, self.verbose);
+                // Every field from the run is escaped where it is placed; this pass is the
+                // backstop for any that is not.
+                let text =
+                    super::escape::terminal_lines(&render_with(summary, &self.cases, self.verbose));
                 let _ = self.out.write_all(text.as_bytes());
                 let _ = self.out.flush();
             }
@@ -61,6 +64,9 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 /// [`render`], with every case listed too when `verbose` (`--verbose`).
 pub fn render_with(summary: &Summary, cases: &[CaseRecord], verbose: bool) -> String {
     let mut s = header(summary);
+    if let Some(note) = summary.stop_note(cases) {
+        s.push_str(&format!("\n{note}\n"));
+    }
     s.push_str(&causes_section(
         summary,
         &super::causes::causes(cases),
@@ -339,6 +345,10 @@ fn list_entries(summary: &Summary) -> String {
 /// The verdict line: CERTIFIED, or NOT CERTIFIED with what blocks it.
 fn verdict(summary: &Summary) -> String {
     let mut bad = summary.blocking();
+    match summary.completion {
+        crate::certify::Completion::Complete => {}
+        c => bad.insert(0, format!("{} run", c.as_str())),
+    }
     if !summary.stale.is_empty() {
         let n = summary.stale.len();
         bad.push(format!(
@@ -553,20 +563,12 @@ fn indent(label: &str, text: &str) -> String {
     s
 }
 
-/// Show tabs, carriage returns and other control characters (ANSI escapes included) as escapes;
-/// keep everything else. Handler-controlled text goes through here, so it cannot forge report
-/// lines or colour a CI log.
+/// Show tabs, carriage returns, newlines, other control characters (ANSI escapes included) and
+/// format characters (bidi overrides) as escapes ([`super::escape::terminal`]); keep everything
+/// else. Handler-controlled text goes through here, so it cannot forge report lines, colour a
+/// CI log or reorder what is shown.
 fn visible(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
-        match c {
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.extend(c.escape_default()),
-            c => out.push(c),
-        }
-    }
-    out
+    super::escape::terminal(line)
 }
 
 fn table(cases: &[CaseRecord]) -> String {

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::stop::Stop;
 use crate::target::{inproc::InProcess, node, python, stdio::Stdio, Target, TargetError};
 use crate::text::Profile;
 
@@ -108,12 +109,14 @@ fn stderr_note(stderr: &str) -> String {
     }
 }
 
-/// Start the handler `spec` describes, each call of an external one limited to `timeout`.
+/// Start the handler `spec` describes, each call (and reset) of an external one limited to
+/// `timeout`, every wait for it ended by `stop`. When `stop` fires during the start, the
+/// handler is returned unstarted (the run then reports its cases as stopped).
 ///
 /// # Errors
 /// [`HandlerError`]: the adapter cannot be written, the spec is malformed, or the handler does
 /// not start.
-pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerError> {
+pub fn start(spec: &HandlerSpec, timeout: Duration, stop: &Stop) -> Result<Started, HandlerError> {
     let adapter_dir = tempfile::Builder::new()
         .prefix("memcert-adapter-")
         .tempdir()?;
@@ -139,7 +142,9 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
                 cmd.arg("--set").arg(entry);
             }
             let name = format!("python adapter, {exe}");
-            Box::new(started(Stdio::new(cmd, timeout).named(name))?)
+            Box::new(started(
+                Stdio::new(cmd, timeout).named(name).stoppable(stop),
+            )?)
         }
         HandlerSpec::Node {
             spec,
@@ -156,7 +161,9 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
                 cmd.arg("--init").arg(init);
             }
             let name = format!("node adapter, {exe}");
-            Box::new(started(Stdio::new(cmd, timeout).named(name))?)
+            Box::new(started(
+                Stdio::new(cmd, timeout).named(name).stoppable(stop),
+            )?)
         }
         HandlerSpec::Stdio { command: line } => {
             let words = shell_words::split(line).map_err(HandlerError::Split)?;
@@ -166,7 +173,9 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
             let mut cmd = std::process::Command::new(program);
             cmd.args(rest);
             Box::new(started(
-                Stdio::new(cmd, timeout).named(format!("stdio: {line}")),
+                Stdio::new(cmd, timeout)
+                    .named(format!("stdio: {line}"))
+                    .stoppable(stop),
             )?)
         }
         HandlerSpec::Reference(profile) => Box::new(InProcess::reference(*profile)),
@@ -194,9 +203,13 @@ fn is_module_set(entry: &str) -> bool {
     module.split('.').all(ident) && ident(attr)
 }
 
-/// Start an external handler now, so one that cannot start at all ends the run before it begins.
+/// Start an external handler now, so one that cannot start at all ends the run before it begins;
+/// one whose start a stop cut short is returned unstarted.
 fn started(mut s: Stdio) -> Result<Stdio, HandlerError> {
     if let Err(source) = s.start() {
+        if matches!(source, TargetError::Stopped(_)) {
+            return Ok(s);
+        }
         let tail = s.stderr_tail();
         let tail = tail.trim();
         // An exit already carries its stderr; other errors get it appended.

@@ -64,6 +64,10 @@ pub enum TargetError {
     /// An I/O error on the harness side.
     #[error("harness I/O error")]
     Io(#[from] std::io::Error),
+    /// The run stopped (a signal, its deadline) while waiting for the handler; the handler's
+    /// process tree was killed.
+    #[error("no answer: {0}")]
+    Stopped(crate::stop::StopReason),
 }
 
 /// Something the certifier can run cases against.
@@ -113,6 +117,10 @@ pub trait Target {
 
     /// Stop the handler (end of run).
     fn shutdown(&mut self) {}
+
+    /// End every wait for the handler when `stop` fires ([`TargetError::Stopped`]); called by
+    /// the runner before the first case. A target that never waits ignores it.
+    fn set_stop(&mut self, _stop: &crate::stop::Stop) {}
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use super::{Target, TargetError};
 use crate::protocol::{Content, ToolResult};
+use crate::stop::{Received, Stop};
 
 /// Protocol version this harness speaks.
 pub const PROTOCOL: u64 = 1;
@@ -91,6 +92,8 @@ pub struct Stdio {
     next_id: u64,
     home: Option<tempfile::TempDir>,
     batch: bool,
+    /// Ends every wait early (a signal, the run's deadline).
+    run_stop: Stop,
 }
 
 impl Stdio {
@@ -121,11 +124,18 @@ impl Stdio {
             runtime: String::new(),
             next_id: 0,
             batch: false,
+            run_stop: Stop::never(),
             home: tempfile::Builder::new()
                 .prefix("memcert-home-")
                 .tempdir()
                 .ok(),
         }
+    }
+
+    /// Every wait for the handler (hello included) ends when `stop` fires.
+    pub fn stoppable(mut self, stop: &Stop) -> Self {
+        self.run_stop = stop.clone();
+        self
     }
 
     /// Name the target in reports instead of its command line (which may show a temporary path).
@@ -140,6 +150,9 @@ impl Stdio {
     /// [`TargetError::Spawn`] if it cannot start, [`TargetError::Protocol`] if hello is refused.
     pub fn start(&mut self) -> Result<String, TargetError> {
         self.stop();
+        if let Some(why) = self.run_stop.reason() {
+            return Err(TargetError::Stopped(why));
+        }
         let mut cmd = Command::new(&self.program);
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
@@ -314,14 +327,15 @@ impl Stdio {
         {
             return Err(exited(p, tail));
         }
-        match p.lines.recv_timeout(timeout) {
-            Ok(Ok(text)) => match serde_json::from_str::<Value>(&text) {
+        match self.run_stop.recv(&p.lines, timeout) {
+            Received::Got(Ok(text)) => match serde_json::from_str::<Value>(&text) {
                 Ok(v @ Value::Object(_)) => Ok(v),
                 _ => Err(TargetError::BadJson(cut(&text))),
             },
-            Ok(Err(e)) => Err(TargetError::BadJson(e.to_string())),
-            Err(RecvTimeoutError::Timeout) => Err(TargetError::Timeout(timeout)),
-            Err(RecvTimeoutError::Disconnected) => {
+            Received::Got(Err(e)) => Err(TargetError::BadJson(e.to_string())),
+            Received::Timeout => Err(TargetError::Timeout(timeout)),
+            Received::Stopped(why) => Err(TargetError::Stopped(why)),
+            Received::Disconnected => {
                 std::thread::sleep(Duration::from_millis(50));
                 let tail = tail_of(&self.stderr);
                 let p = self.proc.as_mut().expect("checked above");
@@ -412,6 +426,10 @@ impl Target for Stdio {
         Some(self.timeout)
     }
 
+    fn set_stop(&mut self, stop: &Stop) {
+        self.run_stop = stop.clone();
+    }
+
     fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
         if self.proc.is_none() {
             self.start()?;
@@ -421,7 +439,8 @@ impl Target for Stdio {
             "base_dir": base_dir.to_string_lossy(),
             "memories_dir": memories_dir.to_string_lossy(),
         });
-        let answer = self.request(&msg, self.timeout.max(Duration::from_secs(30)))?;
+        // A reset obeys --timeout like a call (docs/protocol.md).
+        let answer = self.request(&msg, self.timeout)?;
         if answer.get("ok") == Some(&Value::Bool(true)) {
             Ok(())
         } else {
