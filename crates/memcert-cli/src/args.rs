@@ -127,9 +127,15 @@ pub struct HandlerArgs {
     /// split like a POSIX shell splits words (quotes allowed, no expansion).
     #[arg(long, value_name = "COMMAND")]
     pub stdio: Option<String>,
-    /// Per-call time limit in seconds for external handlers.
+    /// Per-call time limit in seconds for external handlers (writing the request and reading
+    /// the answer).
     #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
     pub timeout: f64,
+    /// Read cap on one answer of an external handler, in bytes (default 32 MiB): a longer
+    /// answer is cut, its case is FAIL (bug:B17, "unbounded reply"), and the handler is
+    /// restarted for the next case.
+    #[arg(long, value_name = "BYTES", default_value_t = memcert::target::stdio::DEFAULT_MAX_REPLY_BYTES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..=(1 << 32)))]
+    pub max_reply_bytes: usize,
     /// The handler does not keep its files in the memories_dir memcert gives it (a database, a
     /// dict, a folder of its own): plant files through its own `create` commands, SKIP cases
     /// that need links, FIFOs, empty folders or races, and judge state only by its answers.
@@ -172,7 +178,7 @@ impl HandlerArgs {
     /// with the temp folder holding its adapter.
     pub fn start(&self, profile: Profile) -> Result<Started> {
         let timeout = seconds("--timeout", self.timeout)?;
-        handler::start(&self.spec(profile), timeout).map_err(|e| match e {
+        handler::start(&self.spec(profile), timeout, self.max_reply_bytes).map_err(|e| match e {
             HandlerError::PythonInit => {
                 anyhow!("--python-init must be a JSON object, e.g. '{{\"root\": \"{{store}}\"}}'")
             }

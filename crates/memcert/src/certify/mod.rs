@@ -25,7 +25,10 @@ pub use case::{
 };
 pub use events::{Collect, Event, Fanout, Reporter};
 pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};
-pub use record::{finding_step, record, CaseRecord, StepLabel, StepRecord, Summary};
+pub use record::{
+    finding_step, keep_reply, peak_memory_kib, record, sha256_hex, CaseRecord, Cut, StepLabel,
+    StepRecord, Summary, KEEP_BYTES,
+};
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -166,6 +169,7 @@ pub fn run(
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, cases, &compared));
     }
+    summary.peak_memory_kib = peak_memory_kib();
     reporter.event(&Event::Finished(&summary));
     summary
 }

@@ -108,12 +108,18 @@ fn stderr_note(stderr: &str) -> String {
     }
 }
 
-/// Start the handler `spec` describes, each call of an external one limited to `timeout`.
+/// Start the handler `spec` describes, each call of an external one limited to `timeout` and
+/// each of its answers to `max_reply_bytes` (`--max-reply-bytes`; see `target::stdio`).
 ///
 /// # Errors
 /// [`HandlerError`]: the adapter cannot be written, the spec is malformed, or the handler does
 /// not start.
-pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerError> {
+pub fn start(
+    spec: &HandlerSpec,
+    timeout: Duration,
+    max_reply_bytes: usize,
+) -> Result<Started, HandlerError> {
+    let stdio = |cmd| Stdio::new(cmd, timeout).max_reply_bytes(max_reply_bytes);
     let adapter_dir = tempfile::Builder::new()
         .prefix("memcert-adapter-")
         .tempdir()?;
@@ -139,7 +145,7 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
                 cmd.arg("--set").arg(entry);
             }
             let name = format!("python adapter, {exe}");
-            Box::new(started(Stdio::new(cmd, timeout).named(name))?)
+            Box::new(started(stdio(cmd).named(name))?)
         }
         HandlerSpec::Node {
             spec,
@@ -156,7 +162,7 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
                 cmd.arg("--init").arg(init);
             }
             let name = format!("node adapter, {exe}");
-            Box::new(started(Stdio::new(cmd, timeout).named(name))?)
+            Box::new(started(stdio(cmd).named(name))?)
         }
         HandlerSpec::Stdio { command: line } => {
             let words = shell_words::split(line).map_err(HandlerError::Split)?;
@@ -165,9 +171,7 @@ pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerEr
             };
             let mut cmd = std::process::Command::new(program);
             cmd.args(rest);
-            Box::new(started(
-                Stdio::new(cmd, timeout).named(format!("stdio: {line}")),
-            )?)
+            Box::new(started(stdio(cmd).named(format!("stdio: {line}")))?)
         }
         HandlerSpec::Reference(profile) => Box::new(InProcess::reference(*profile)),
     };
