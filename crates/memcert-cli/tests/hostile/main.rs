@@ -1,0 +1,245 @@
+//! Hostile handlers (`fixtures/handlers/hostile/`, issue 13): memcert stays bounded, gives the
+//! verdict each fixture's docstring names, and writes every report. The memory tests
+//! (`memory_*`) run the binary on the reply floods and compare memcert's own recorded peak
+//! memory (`summary.peak_memory_kib`) with a quiet handler's.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use common::root;
+
+/// The default read cap, in KiB.
+const READ_CAP_KIB: u64 = (memcert::target::stdio::DEFAULT_MAX_REPLY_BYTES / 1024) as u64;
+
+/// `memcert certify --stdio "python3 <fixture>" <args>` from the repository, with every file
+/// report in `dir`; the exit code, stdout, and the JSON report.
+fn certify(dir: &Path, handler: &str, args: &[&str]) -> (Option<i32>, String, Value) {
+    let json = dir.join("report.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .arg("certify")
+        .arg("--stdio")
+        .arg(format!("python3 fixtures/handlers/hostile/{handler}"))
+        .args(args)
+        .arg("--report-json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(dir.join("report.xml"))
+        .arg("--markdown")
+        .arg(dir.join("report.md"))
+        .arg("--html")
+        .arg(dir.join("report.html"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}); stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out.status.code(),
+        stdout,
+        serde_json::from_str(&report).unwrap(),
+    )
+}
+
+/// Every report in `dir` was written, is small, and parses: the JSON (read already), the JUnit
+/// XML (by Python's parser), the Markdown and HTML (present, under GitHub's 1 MiB step-summary
+/// limit).
+fn assert_reports_valid(dir: &Path) {
+    for name in ["report.json", "report.xml", "report.md", "report.html"] {
+        let len = std::fs::metadata(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .len();
+        assert!(len > 0 && len < 1 << 20, "{name}: {len} bytes");
+    }
+    let xml = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])",
+        ])
+        .arg(dir.join("report.xml"))
+        .output()
+        .unwrap();
+    assert!(
+        xml.status.success(),
+        "{}",
+        String::from_utf8_lossy(&xml.stderr)
+    );
+}
+
+/// Each case of `report` is FAIL with one `reply-too-large` finding "unbounded reply: more than
+/// `cap` bytes" on its first step, cites bug:B17, and its step has no reply.
+fn assert_all_cut(report: &Value, cap: usize) {
+    let cases = report["cases"].as_array().unwrap();
+    assert!(!cases.is_empty());
+    for c in cases {
+        let id = &c["id"];
+        assert_eq!(c["verdict"], "FAIL", "{id}: {c}");
+        assert_eq!(c["findings"][0]["kind"], "reply-too-large", "{id}");
+        assert_eq!(
+            c["findings"][0]["detail"],
+            format!("step 1: unbounded reply: more than {cap} bytes"),
+            "{id}"
+        );
+        assert!(
+            c["source"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == "bug:B17"),
+            "{id}: {}",
+            c["source"]
+        );
+        let step = &c["steps"][0];
+        assert!(step["reply"].is_null(), "{id}");
+        assert_eq!(step["reply_verdict"], "FAIL", "{id}");
+        assert_eq!(step["verdict"], "FAIL", "{id}");
+    }
+    assert_eq!(report["summary"]["counts"]["FAIL"], cases.len());
+    assert_eq!(report["summary"]["counts"]["ERROR"], 0);
+}
+
+const CASES: [&str; 8] = [
+    "--cases",
+    "view/missing",
+    "--cases",
+    "delete/missing",
+    "--cases",
+    "create/new-file",
+    "--cases",
+    "rename/source-missing",
+];
+
+// See: issue 13 ("a handler that answers 60 MB of valid JSON per call took memcert to 449 MB
+// for one case"), bug:B17.
+#[test]
+fn memory_flood_is_fail_b17_and_every_report_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, report) = certify(dir.path(), "flood.py", &CASES[..4]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert_eq!(report["schema_version"], 4);
+    assert_all_cut(&report, memcert::target::stdio::DEFAULT_MAX_REPLY_BYTES);
+    assert_reports_valid(dir.path());
+    assert!(
+        stdout.len() < 64 * 1024,
+        "{} bytes of terminal report",
+        stdout.len()
+    );
+    assert!(stdout.contains("[reply-too-large] bug:B17"), "{stdout}");
+}
+
+// See: issue 13 (memory); the acceptance criterion: the flood's recorded VmHWM is at most the
+// quiet fixture's plus three read caps.
+#[test]
+fn memory_flood_peak_stays_within_quiet_plus_three_read_caps() {
+    let peak = |handler: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, _, report) = certify(dir.path(), handler, &CASES);
+        report["summary"]["peak_memory_kib"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{handler}: no peak_memory_kib in {}", report["summary"]))
+    };
+    let quiet = peak("quiet.py");
+    let flood = peak("flood.py");
+    eprintln!("peak memory: quiet {quiet} KiB, flood {flood} KiB");
+    assert!(
+        flood <= quiet + 3 * READ_CAP_KIB,
+        "flood {flood} KiB > quiet {quiet} KiB + 3 read caps ({READ_CAP_KIB} KiB each)"
+    );
+}
+
+// See: issue 13 ("endless lines"): a line without a newline is cut at the cap, not read until
+// --timeout or memory runs out.
+#[test]
+fn memory_endless_line_is_cut_at_the_read_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let (code, stdout, report) = certify(
+        dir.path(),
+        "endless_line.py",
+        &[
+            "--max-reply-bytes",
+            "1048576",
+            "--timeout",
+            "60",
+            "--cases",
+            "view/missing",
+            "--cases",
+            "delete/missing",
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "cut at the cap, not at --timeout: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, Some(1), "{stdout}");
+    assert_all_cut(&report, 1 << 20);
+    assert_reports_valid(dir.path());
+    let peak = report["summary"]["peak_memory_kib"].as_u64().unwrap();
+    assert!(peak < 200 * 1024, "{peak} KiB");
+}
+
+// See: issue 13 ("a 251 MB JSON report for four cases"): a reply under the read cap but over
+// the 64 KiB keep cap is graded whole and kept cut, with its length and SHA-256.
+#[test]
+fn memory_long_reply_is_kept_cut_with_its_length_and_sha256() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, report) = certify(dir.path(), "flood.py 200000", &CASES[..2]);
+    assert_eq!(code, Some(1), "{stdout}");
+    let case = &report["cases"][0];
+    assert_eq!(case["verdict"], "FAIL", "{case}");
+    let step = &case["steps"][0];
+    let kept = memcert::certify::KEEP_BYTES;
+    assert_eq!(step["reply"]["content"].as_str().unwrap().len(), kept);
+    assert_eq!(step["reply_cut"]["bytes"], 200_000);
+    assert_eq!(step["reply_cut"]["kept"], kept);
+    assert_eq!(
+        step["reply_cut"]["sha256"],
+        memcert::certify::sha256_hex(&[b'x'; 200_000])
+    );
+    assert_reports_valid(dir.path());
+    let json_len = std::fs::metadata(dir.path().join("report.json"))
+        .unwrap()
+        .len();
+    assert!(json_len < 4 * kept as u64, "{json_len} bytes of JSON");
+}
+
+// See: issue 13 ("writing a request to the handler's stdin is a blocking write_all with no
+// deadline"): a handler that stops reading its stdin times out within --timeout.
+#[test]
+fn memory_deaf_handler_times_out_while_memcert_writes() {
+    let mut cmd = Command::new("python3");
+    cmd.arg(root().join("fixtures/handlers/hostile/deaf.py"));
+    let mut target = memcert::target::stdio::Stdio::new(cmd, Duration::from_secs(1));
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("memories");
+    std::fs::create_dir(&store).unwrap();
+    use memcert::target::Target;
+    target.reset(dir.path(), &store).unwrap();
+    let input = serde_json::json!({
+        "command": "create",
+        "path": "/memories/big.txt",
+        "file_text": "x".repeat(4 << 20),
+    });
+    let started = Instant::now();
+    let err = target.call(&input).unwrap_err();
+    assert!(
+        matches!(err, memcert::target::TargetError::Timeout(_)),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
