@@ -243,3 +243,83 @@ fn memory_deaf_handler_times_out_while_memcert_writes() {
         started.elapsed()
     );
 }
+
+/// `POST {url}/v1/messages` with `body` (or, with `declared`, only a head claiming that many
+/// bytes); the status code the mock answered.
+fn post_to_mock(url: &str, body: &[u8], declared: Option<usize>) -> u16 {
+    use std::io::{Read, Write};
+    let rest = url.trim_start_matches("http://");
+    let (addr, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST /{prefix}/v1/messages HTTP/1.1\r\nhost: {addr}\r\nx-api-key: k\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        declared.unwrap_or(body.len())
+    )
+    .unwrap();
+    let _ = s.write_all(body);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The `VmHWM` of process `pid`, in KiB.
+fn vm_hwm_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .unwrap();
+    line.trim().trim_end_matches("kB").trim().parse().unwrap()
+}
+
+// See: issue 13 ("the mock Messages API keeps every request body (40 x 10 MB plus one 100 MB
+// body: 1.58 GB)"): the mock reads at most 32 MiB of a body and keeps at most 64 MiB of them.
+#[test]
+fn memory_mock_api_refuses_large_bodies_and_keeps_bounded_history() {
+    use std::io::BufRead;
+    let scratch = tempfile::tempdir().unwrap();
+    let memory_dir = scratch.path().join("run/base/memories");
+    let mut mock = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(["mock-api", "--timeout", "60", "--transcript"])
+        .arg(root().join("fixtures/transcripts/two-tool-uses.json"))
+        .arg("--memory-dir")
+        .arg(&memory_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(mock.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("ANTHROPIC_BASE_URL=")
+        .unwrap()
+        .to_owned();
+    let request = |text: &str| {
+        serde_json::json!({"model": "m", "max_tokens": 1,
+            "messages": [{"role": "user", "content": text}]})
+        .to_string()
+        .into_bytes()
+    };
+    assert_eq!(post_to_mock(&url, &request("hi"), None), 200);
+    let before = vm_hwm_kib(mock.id());
+    let big = request(&"x".repeat(10_000_000));
+    for _ in 0..12 {
+        assert_eq!(post_to_mock(&url, &big, None), 200);
+    }
+    assert_eq!(post_to_mock(&url, b"", Some(100 << 20)), 413);
+    let after = vm_hwm_kib(mock.id());
+    let _ = mock.kill();
+    let _ = mock.wait();
+    eprintln!("mock-api peak memory: {before} KiB after one request, {after} KiB after 12 x 10 MB and a 100 MB body");
+    // The history (64 MiB) plus a few bodies in flight; 1.58 GB before the bound.
+    assert!(after <= before + 160 * 1024, "{before} KiB -> {after} KiB");
+}
