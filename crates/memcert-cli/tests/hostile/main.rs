@@ -323,3 +323,66 @@ fn memory_mock_api_refuses_large_bodies_and_keeps_bounded_history() {
     // The history (64 MiB) plus a few bodies in flight; 1.58 GB before the bound.
     assert!(after <= before + 160 * 1024, "{before} KiB -> {after} KiB");
 }
+
+// See: issue 13 ("a .snap claiming 2^64-1 lines panics (exit 101), 10^15 lines aborts (134), a
+// .snap that is a FIFO hangs, one linked to /dev/zero reads until out of memory").
+#[test]
+fn memory_hostile_snap_files_are_one_line_errors_with_exit_2() {
+    use rustix::fs::{FileType, Mode, CWD};
+    let header = |count: &str| {
+        format!("---\nexpression: view/missing\n---\n--- step 1 ---\nis_error: true\ncontent: {count} lines\nx\n")
+    };
+    type Plant = Box<dyn Fn(&Path)>;
+    let plants: [(&str, Plant, &str); 5] = [
+        (
+            "fifo.snap",
+            Box::new(|p| {
+                rustix::fs::mknodat(CWD, p, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap()
+            }),
+            "not a regular file (a FIFO)",
+        ),
+        (
+            "zero.snap",
+            Box::new(|p| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+            "not a regular file (a symbolic link)",
+        ),
+        (
+            "view__missing.snap",
+            Box::new(move |p| std::fs::write(p, header("18446744073709551615")).unwrap()),
+            "the file ends inside the content",
+        ),
+        (
+            "view__missing.snap",
+            Box::new(move |p| std::fs::write(p, header("1000000000000000")).unwrap()),
+            "the file ends inside the content",
+        ),
+        (
+            "view__missing.snap",
+            Box::new(|p| {
+                std::fs::File::create(p)
+                    .unwrap()
+                    .set_len(memcert::baseline::MAX_SNAP_BYTES + 1)
+                    .unwrap()
+            }),
+            "over the 134217728-byte limit of a snapshot file",
+        ),
+    ];
+    for (name, plant, why) in plants {
+        let dir = tempfile::tempdir().unwrap();
+        plant(&dir.path().join(name));
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+            .args(["certify", "--cases", "view/missing", "--baseline"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{name}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name}: ")) && stderr.contains(why),
+            "{name}: {stderr}"
+        );
+    }
+}
