@@ -98,6 +98,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         black_box: args.handler.memory_dir_unknown,
         snapshots,
         race_rounds: Some(args.handler.race_rounds),
+        keep_reply_bytes: None,
     })
 }
 

@@ -61,6 +61,10 @@ pub struct Config {
     /// Rounds of each race case (`--race-rounds`; `None`: [`DEFAULT_RACE_ROUNDS`]); see
     /// [`run_rounds`].
     pub race_rounds: Option<u32>,
+    /// Bytes of one reply text a record keeps ([`StepRecord::reply`]; `None`: [`KEEP_BYTES`],
+    /// 64 KiB). Every report is rendered from records: a larger value lets a long reply into all
+    /// of them (the reference's own reply snapshots use it).
+    pub keep_reply_bytes: Option<usize>,
 }
 
 /// What a run does with snapshots of the answers (`crate::baseline`).

@@ -57,13 +57,14 @@ pub struct Cut {
     pub sha256: String,
 }
 
-/// `reply` as a record keeps it: its text cut at [`KEEP_BYTES`], with a [`Cut`] when it was
-/// longer. Copies at most [`KEEP_BYTES`] of text.
-pub fn keep_reply(reply: &ToolResult) -> (ToolResult, Option<Cut>) {
+/// `reply` as a record keeps it: its text cut at `keep` bytes ([`KEEP_BYTES`] unless
+/// [`super::Config::keep_reply_bytes`] says otherwise), with a [`Cut`] when it was longer.
+/// Copies at most `keep` bytes of text.
+pub fn keep_reply(reply: &ToolResult, keep: usize) -> (ToolResult, Option<Cut>) {
     use crate::protocol::Content;
     let (full, content, kept) = match &reply.content {
-        Content::Text(t) if t.len() > KEEP_BYTES => {
-            let kept = cut_str(t, KEEP_BYTES);
+        Content::Text(t) if t.len() > keep => {
+            let kept = cut_str(t, keep);
             (
                 t.as_bytes().to_vec(),
                 Content::Text(kept.to_owned()),
@@ -72,12 +73,12 @@ pub fn keep_reply(reply: &ToolResult) -> (ToolResult, Option<Cut>) {
         }
         Content::Blocks(b) => {
             let json = serde_json::to_vec(b).expect("JSON values serialise");
-            if json.len() <= KEEP_BYTES {
+            if json.len() <= keep {
                 return (reply.clone(), None);
             }
-            let mut budget = KEEP_BYTES;
+            let mut budget = keep;
             let blocks = b.iter().map(|v| cut_strings(v, &mut budget)).collect();
-            (json, Content::Blocks(blocks), KEEP_BYTES - budget)
+            (json, Content::Blocks(blocks), keep - budget)
         }
         _ => return (reply.clone(), None),
     };
@@ -501,7 +502,8 @@ pub fn record(
         j.findings.extend(extra);
         j.findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
     }
-    let mut steps = step_records(case, inputs, &obs.replies, &j.steps, config.profile);
+    let keep = config.keep_reply_bytes.unwrap_or(KEEP_BYTES);
+    let mut steps = step_records(case, inputs, &obs.replies, &j.steps, config.profile, keep);
     let mut source = case.source.clone();
     if obs.reply_too_large.is_some() {
         // The cut answer is the last step: its reply's grade is the finding's FAIL, and the
@@ -555,6 +557,7 @@ fn step_records(
     replies: &[Result<ToolResult, String>],
     grades: &[StepGrade],
     profile: Profile,
+    keep: usize,
 ) -> Vec<StepRecord> {
     let mut grades = grades.iter();
     case.steps
@@ -565,7 +568,7 @@ fn step_records(
             let expected = crate::suite::verdict::expected_text(step, profile);
             match reply {
                 Ok(r) => {
-                    let (kept, cut) = keep_reply(r);
+                    let (kept, cut) = keep_reply(r, keep);
                     StepRecord {
                         input: input.clone(),
                         reply: Some(kept),
@@ -623,10 +626,10 @@ mod tests {
     #[test]
     fn a_long_reply_is_kept_cut_with_its_length_and_sha256() {
         let short = ToolResult::ok("abc");
-        assert_eq!(keep_reply(&short), (short.clone(), None));
+        assert_eq!(keep_reply(&short, KEEP_BYTES), (short.clone(), None));
         // A two-byte character straddles the cap: the cut falls before it.
         let long = format!("{}é{}", "a".repeat(KEEP_BYTES - 1), "b".repeat(100));
-        let (kept, cut) = keep_reply(&ToolResult::ok(long.clone()));
+        let (kept, cut) = keep_reply(&ToolResult::ok(long.clone()), KEEP_BYTES);
         let cut = cut.unwrap();
         assert_eq!(kept.text(), "a".repeat(KEEP_BYTES - 1));
         assert_eq!((cut.bytes, cut.kept), (long.len(), KEEP_BYTES - 1));
@@ -640,10 +643,13 @@ mod tests {
             serde_json::json!({"type": "text", "text": "x".repeat(KEEP_BYTES)}),
             serde_json::json!({"type": "text", "text": "y"}),
         ]);
-        let (kept, cut) = keep_reply(&ToolResult {
-            content: blocks,
-            is_error: true,
-        });
+        let (kept, cut) = keep_reply(
+            &ToolResult {
+                content: blocks,
+                is_error: true,
+            },
+            KEEP_BYTES,
+        );
         let cut = cut.unwrap();
         assert!(kept.is_error);
         assert_eq!(cut.kept, KEEP_BYTES);
