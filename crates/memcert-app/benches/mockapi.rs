@@ -1,5 +1,5 @@
 //! The mock Messages API on loopback: round trips per second and the latency one turn adds,
-//! for both backends (wiremock, and the hyper listener used for cut answers), JSON and SSE.
+//! for both backends (wiremock, and the hyper listener that memcert uses), JSON and SSE.
 //!
 //! A round trip is one `POST /v1/messages` answered with one assistant turn: the client
 //! alternates the conversation's first request (answered with a memory tool_use) and the
@@ -114,7 +114,7 @@ fn main() {
     for backend in ["wiremock", "listener"] {
         for stream in [false, true] {
             let mock = if backend == "wiremock" {
-                MockApi::start(Threads::Accept).unwrap()
+                MockApi::start_wiremock(Threads::Accept).unwrap()
             } else {
                 MockApi::start_listener(Threads::Accept).unwrap()
             };

@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::mockapi::listener::{Handler, Listener};
+use crate::mockapi::listener::{self, BodyTooLarge, Handler, Listener};
 use crate::mockapi::Rendered;
 use crate::transcript::{ToolUse, Transcript, Turn, FORMAT};
 use memcert::protocol::{Content, ToolResult};
@@ -132,6 +132,9 @@ fn forward(
     out: &Path,
     id: &str,
 ) -> Rendered {
+    if let Some(t) = parts.extensions.get::<BodyTooLarge>() {
+        return listener::too_large(*t);
+    }
     let path = parts
         .uri
         .path_and_query()

@@ -151,9 +151,15 @@ pub struct HandlerArgs {
     #[arg(long, value_name = "COMMAND")]
     pub stdio: Option<String>,
     /// Time limit in seconds for each call and each reset (the handler built over a fresh
-    /// store, before every case) of an external handler; the first start and hello get 60 s.
+    /// store, before every case) of an external handler, writing the request and reading the
+    /// answer; the first start and hello get 60 s.
     #[arg(long, default_value_t = memcert::target::stdio::DEFAULT_TIMEOUT.as_secs_f64(), value_name = "SECONDS")]
     pub timeout: f64,
+    /// Read cap on one answer of an external handler, in bytes (default 32 MiB): a longer
+    /// answer is cut, its case is FAIL (bug:B17, "unbounded reply"), and the handler is
+    /// restarted for the next case.
+    #[arg(long, value_name = "BYTES", default_value_t = memcert::target::stdio::DEFAULT_MAX_REPLY_BYTES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..=(1 << 32)))]
+    pub max_reply_bytes: usize,
     /// The handler does not keep its files in the memories_dir memcert gives it (a database, a
     /// dict, a folder of its own): plant files through its own `create` commands, SKIP cases
     /// that need links, FIFOs, empty folders or races, and judge state only by its answers.
@@ -196,22 +202,26 @@ impl HandlerArgs {
     /// with the temp folder holding its adapter; `stop` ends every wait for it.
     pub fn start(&self, profile: Profile, stop: &Stop) -> Result<Started> {
         let timeout = seconds("--timeout", self.timeout)?;
-        handler::start(&self.spec(profile), timeout, stop).map_err(|e| match e {
-            HandlerError::PythonInit => {
-                anyhow!("--python-init must be a JSON object, e.g. '{{\"root\": \"{{store}}\"}}'")
-            }
-            HandlerError::PythonSet(bad) => anyhow!(
+        handler::start(&self.spec(profile), timeout, stop, self.max_reply_bytes).map_err(
+            |e| match e {
+                HandlerError::PythonInit => {
+                    anyhow!(
+                        "--python-init must be a JSON object, e.g. '{{\"root\": \"{{store}}\"}}'"
+                    )
+                }
+                HandlerError::PythonSet(bad) => anyhow!(
                 "--python-set {bad:?} is not MODULE:ATTR=VALUE, e.g. 'my_mod:MEMORY_ROOT={{store}}'"
             ),
-            HandlerError::NodeInit => anyhow!(
+                HandlerError::NodeInit => anyhow!(
                 "--node-init must be JSON, e.g. '[{{\"root\": \"{{store}}\"}}]' or '\"{{store}}\"'"
             ),
-            HandlerError::Split(e) => {
-                anyhow::Error::new(e).context("--stdio: cannot split the command line")
-            }
-            HandlerError::NoCommand => anyhow!("--stdio needs a command"),
-            e => anyhow::Error::new(e),
-        })
+                HandlerError::Split(e) => {
+                    anyhow::Error::new(e).context("--stdio: cannot split the command line")
+                }
+                HandlerError::NoCommand => anyhow!("--stdio needs a command"),
+                e => anyhow::Error::new(e),
+            },
+        )
     }
 }
 

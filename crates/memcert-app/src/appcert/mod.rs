@@ -270,6 +270,7 @@ fn drive(
             left.iter().map(|id| known.contains(&id.as_str())).collect()
         }));
     }
+    summary.peak_memory_kib = memcert::certify::peak_memory_kib();
     reporter.event(&Event::Finished(&summary));
     Ok(AppRun {
         summary,

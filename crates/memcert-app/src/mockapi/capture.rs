@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use memcert::protocol::{Content, ToolResult};
 
-use super::session::Session;
+use super::session::{push_line, Session};
 use super::wire::{bad, Reply};
 use super::{tool_use_id, Captured, ServedTurn, SessionLog};
 
@@ -116,7 +116,7 @@ fn is_error_of(log: &mut SessionLog, id: &str, b: &Value) -> Result<bool, Reply>
                 "{id}: `is_error: false` sent on a success (the SDK runners leave the key out)"
             );
             if !log.notes.contains(&note) {
-                log.notes.push(note);
+                push_line(&mut log.notes, note);
             }
             Ok(false)
         }
@@ -139,9 +139,12 @@ fn content_of(id: &str, b: &Value) -> Result<Content, Reply> {
 fn keep_first(log: &mut SessionLog, results: Vec<(String, Captured)>) {
     for (id, c) in results {
         match log.results.get(&id) {
-            Some(old) if old.result != c.result => log.notes.push(format!(
-                "{id}: a repeated request carried a different tool_result; the first is kept"
-            )),
+            Some(old) if old.result != c.result => push_line(
+                &mut log.notes,
+                format!(
+                    "{id}: a repeated request carried a different tool_result; the first is kept"
+                ),
+            ),
             Some(_) => {}
             None => {
                 log.results.insert(id, c);

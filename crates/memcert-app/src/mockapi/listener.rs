@@ -1,5 +1,10 @@
 //! The minimal hyper listener: the same [`answer`] as the wiremock responder, plus cut bodies
 //! (a [`super::Fault::Drop`]); also the front of `memcert record` ([`crate::record`]).
+//!
+//! A request body is read up to [`super::MAX_BODY_BYTES`] and no further: one whose
+//! `content-length` says more is not read at all, a chunked one is dropped once it passes the
+//! limit. The handler is then called with an empty body and a [`BodyTooLarge`] in the request's
+//! extensions (the mock answers 413 `request_too_large`), and the connection is closed.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -27,6 +32,18 @@ pub(crate) struct Listener {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// In a request's extensions: its body was over [`super::MAX_BODY_BYTES`] and was not read
+/// (the handler gets an empty body); its length when `content-length` gave it, else the
+/// limit plus one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BodyTooLarge(pub(crate) u64);
+
+/// The 413 `request_too_large` for a request whose body was not read ([`BodyTooLarge`]), for
+/// handlers other than the mock's (`memcert record` forwards nothing then).
+pub(crate) fn too_large(t: BodyTooLarge) -> Rendered {
+    super::wire::too_large(t.0).render()
+}
+
 /// The mock's handler: `POST …/v1/messages` answered from the shared state.
 pub(super) fn mock(state: Arc<Mutex<State>>) -> Handler {
     Arc::new(move |parts, body| {
@@ -38,6 +55,13 @@ pub(super) fn mock(state: Arc<Mutex<State>>) -> Handler {
         let request = Request {
             path,
             body,
+            too_large: parts.extensions.get::<BodyTooLarge>().map(|t| t.0),
+            content_type: parts
+                .headers
+                .get(hyper::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned(),
             has_key: parts.headers.contains_key("x-api-key")
                 || parts.headers.contains_key("authorization"),
             betas: parts
@@ -120,12 +144,11 @@ async fn serve(
     blocking: bool,
     req: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<MockBody>, Infallible> {
-    let (parts, body) = req.into_parts();
-    let body = body
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let (mut parts, body) = req.into_parts();
+    let (body, too_large) = read_body(&parts, body).await;
+    if let Some(bytes) = too_large {
+        parts.extensions.insert(BodyTooLarge(bytes));
+    }
     let r = if blocking {
         let parts = parts.clone();
         match tokio::task::spawn_blocking(move || handler(&parts, &body)).await {
@@ -138,6 +161,10 @@ async fn serve(
     let mut b = hyper::Response::builder()
         .status(r.status)
         .header("content-type", &r.content_type);
+    if too_large.is_some() {
+        // The rest of the body is never read: the connection cannot be used again.
+        b = b.header("connection", "close");
+    }
     for (k, v) in &r.headers {
         b = b.header(k.as_str(), v);
     }
@@ -153,6 +180,27 @@ async fn serve(
     };
     Ok(b.body(body)
         .unwrap_or_else(|_| hyper::Response::new(MockBody::whole(Vec::new()))))
+}
+
+/// The request body, read up to [`super::MAX_BODY_BYTES`]; `(empty, Some(bytes))` when it is
+/// larger ([`BodyTooLarge`]), and empty when it cannot be read.
+async fn read_body(parts: &hyper::http::request::Parts, body: Incoming) -> (Bytes, Option<u64>) {
+    let limit = super::MAX_BODY_BYTES;
+    let declared = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(n) = declared.filter(|n| *n > limit as u64) {
+        return (Bytes::new(), Some(n));
+    }
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(b) => (b.to_bytes(), None),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            (Bytes::new(), Some(limit as u64 + 1))
+        }
+        Err(_) => (Bytes::new(), None),
+    }
 }
 
 /// A body sent whole, or cut: its first `keep` bytes, a pause so they reach the client,

@@ -1,10 +1,11 @@
 //! A mock of the Messages API (`POST /v1/messages`) that replays recorded assistant turns to an
 //! unmodified app and captures the `tool_result` blocks its memory handler sends back.
 //!
-//! [`MockApi::start`] binds `127.0.0.1` on an ephemeral port: a wiremock server with a custom
-//! `Respond`er, or, when a [`Fault::Drop`] must cut an answer midway (wiremock only sends whole
-//! bodies), a minimal hyper listener ([`MockApi::start_listener`]) that calls the same request
-//! logic. Each conversation is a session ([`MockApi::add_session`]), reached at
+//! [`MockApi::start`] binds `127.0.0.1` on an ephemeral port: a minimal hyper listener
+//! ([`MockApi::start_listener`]), which reads a request body only up to [`MAX_BODY_BYTES`] and
+//! can cut an answer midway ([`Fault::Drop`]). A wiremock server with a custom `Respond`er
+//! calling the same request logic ([`MockApi::start_wiremock`]) is kept for the tests and the
+//! benchmark that compare the two. Each conversation is a session ([`MockApi::add_session`]), reached at
 //! [`MockApi::base_url`] (`http://127.0.0.1:P/s/<n>`, for `ANTHROPIC_BASE_URL`); any prefix
 //! before `/v1/messages` is accepted, and with a single session the `/s/<n>` part may be left out.
 //!
@@ -19,9 +20,14 @@
 //!   history for the rest of the run;
 //! - `"stream": true` in the body gets a complete SSE body (named events, `input_json_delta`,
 //!   `message_delta`, `message_stop`), otherwise a JSON message;
-//! - a malformed request (not JSON, no credential, tool_results missing, extra or out of order,
-//!   ids the mock never issued, a non-boolean `is_error`) gets a Messages-API-shaped 400 (401 for
-//!   no credential) with `x-should-retry: false`, and is recorded;
+//! - a malformed request (no credential; a content type other than `application/json`; a body
+//!   that is not a JSON object or lacks `model`, `max_tokens` or `messages`, as the real API
+//!   requires; tool_results missing, extra or out of order, ids the mock never issued, a
+//!   non-boolean `is_error`) gets a Messages-API-shaped 400 `invalid_request_error` (401 for no
+//!   credential) with `x-should-retry: false`, and is recorded;
+//! - a body over [`MAX_BODY_BYTES`] (32 MiB, the Messages API's own request limit) gets the
+//!   API's 413 `{"type":"error","error":{"type":"request_too_large",...}}`, unread, and is
+//!   recorded as malformed;
 //! - injected [`Fault`]s (`--inject`): an error status for a turn's first requests (retryable
 //!   ones with `retry-after-ms: 10`, so SDK retries are fast), an answer cut with the connection
 //!   closed (`drop`), or one that ends early but cleanly (`truncate`);
@@ -33,10 +39,20 @@
 //! - Listens on loopback only; dropping the [`MockApi`] stops the server and returns once its
 //!   port refuses connections (at most 2 s for wiremock, which closes on its own thread).
 //! - The first tool_result per id is the one kept; a later different one is noted.
+//! - Bounded memory (the listener): one request body is held up to [`MAX_BODY_BYTES`]; a
+//!   session keeps its first [`MAX_EXCHANGES`] exchanges ([`SessionLog::exchanges`], later ones
+//!   only counted), their request bodies as JSON while all sessions together keep at most
+//!   [`MAX_HISTORY_BYTES`] (then as `{"not_kept": {"bytes": N, "sha256": hex}}`), and at most
+//!   [`MAX_LOG_LINES`] malformed-request messages and notes. What grows with the transcript (one
+//!   tool_result per tool_use the mock issued, each up to a body) is kept whole: it is graded.
 //!
 //! # Non-guarantees
 //! - A stream is sent as one body, not event by event with pauses; events spaced in time are
 //!   not served.
+//! - The wiremock backend ([`MockApi::start_wiremock`]) reads a whole body before the limit is
+//!   applied: its memory is not bounded by [`MAX_BODY_BYTES`].
+//! - A body over the limit is not read: a client still writing it may see the connection closed
+//!   before it reads the 413.
 //! - `tools`, `system` and the echoed history are not validated.
 //!
 //! # Layout
@@ -69,6 +85,19 @@ pub use faults::Fault;
 pub(crate) use wire::Rendered;
 
 use session::{Session, State};
+
+/// The largest request body the mock reads, in bytes (32 MiB: the Messages API's own limit for
+/// a request); a larger one gets 413 `request_too_large`.
+pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// Exchanges a session keeps in [`SessionLog::exchanges`] (the `--wire-log`); later requests
+/// are counted in [`SessionLog::requests`] and [`SessionLog::exchanges_dropped`].
+pub const MAX_EXCHANGES: usize = 1000;
+/// Request body bytes the exchanges of one mock keep as JSON, all sessions together (64 MiB);
+/// a body past that is kept as its length and SHA-256.
+pub const MAX_HISTORY_BYTES: usize = 64 * 1024 * 1024;
+/// Malformed-request messages ([`SessionLog::malformed`]) and notes ([`SessionLog::notes`]) a
+/// session keeps, each.
+pub const MAX_LOG_LINES: usize = 100;
 
 /// What the mock does with threaded requests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -134,8 +163,10 @@ pub struct Captured {
 /// One request as the mock received it and what it answered (`certify --app --wire-log`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WireExchange {
-    /// The request body as JSON, or `{"unparsed": <text>}` when it is not JSON. Headers are not
-    /// kept (no credentials), but for `anthropic-beta`.
+    /// The request body as JSON, or `{"unparsed": <text>}` when it is not JSON, or
+    /// `{"not_kept": {"bytes": N, "sha256": hex}}` past [`MAX_HISTORY_BYTES`] (no `sha256` for a
+    /// body over [`MAX_BODY_BYTES`], which is not read). Headers are not kept (no
+    /// credentials), but for `anthropic-beta`.
     pub request: Value,
     /// The `anthropic-beta` header values, joined with `,`; empty when absent.
     pub anthropic_beta: String,
@@ -159,14 +190,14 @@ pub struct SessionLog {
     pub attempts: BTreeMap<usize, usize>,
     /// The final text turn was served.
     pub finished: bool,
-    /// Requests answered with an error, with the message sent.
+    /// Requests answered with an error, with the message sent (the first [`MAX_LOG_LINES`]).
     pub malformed: Vec<String>,
     /// Threaded requests refused with `thread_unsupported_request`.
     pub threads_refused: usize,
     /// Injected faults delivered, one line each (`529 at turn 3`, `stream cut at turn 2`).
     pub faults: Vec<String>,
     /// Conformance notes that do not stop the conversation (`is_error: false`, a retry with a
-    /// different result).
+    /// different result); the first [`MAX_LOG_LINES`].
     pub notes: Vec<String>,
     /// Findings about `context_management`, each once.
     pub context: Vec<ContextFinding>,
@@ -178,8 +209,10 @@ pub struct SessionLog {
     pub full_history: bool,
     /// Some request asked for `"stream": true`.
     pub streamed: bool,
-    /// Every request and what it got, in order.
+    /// Every request and what it got, in order: the first [`MAX_EXCHANGES`].
     pub exchanges: Vec<WireExchange>,
+    /// Requests past [`MAX_EXCHANGES`], not kept in `exchanges`.
+    pub exchanges_dropped: usize,
 }
 
 enum Backend {
@@ -199,25 +232,26 @@ pub struct MockApi {
 }
 
 impl MockApi {
-    /// Start a mock on `127.0.0.1` with an ephemeral port: wiremock, or the hyper listener when
-    /// a [`Fault::Drop`] is asked for.
+    /// Start a mock on `127.0.0.1` with an ephemeral port: the hyper listener
+    /// ([`MockApi::start_listener`]), whose memory is bounded (see the module docs).
     ///
     /// # Errors
     /// The runtime cannot be built or the port cannot be bound.
     pub fn start(config: impl Into<MockConfig>) -> std::io::Result<MockApi> {
-        let config = config.into();
-        let cut = config
-            .faults
-            .iter()
-            .any(|f| matches!(f, Fault::Drop { .. }));
+        MockApi::start_listener(config)
+    }
+
+    /// Start the wiremock backend instead, for the tests and the benchmark that compare the
+    /// backends; not for a [`Fault::Drop`] (wiremock sends whole bodies only), and it reads a
+    /// whole request body before [`MAX_BODY_BYTES`] is applied.
+    ///
+    /// # Errors
+    /// The runtime cannot be built or the port cannot be bound.
+    pub fn start_wiremock(config: impl Into<MockConfig>) -> std::io::Result<MockApi> {
         let state = Arc::new(Mutex::new(State {
-            config,
-            sessions: Vec::new(),
-            stray: Vec::new(),
+            config: config.into(),
+            ..State::default()
         }));
-        if cut {
-            return MockApi::start_listener_with(state);
-        }
         let (server, runtime) = responder::start(&state)?;
         Ok(MockApi {
             uri: server.uri(),
@@ -229,16 +263,16 @@ impl MockApi {
         })
     }
 
-    /// Start the hyper listener whatever the faults (it serves everything wiremock does, and
-    /// cut streams); the tests run both backends through the same conversations.
+    /// Start the hyper listener (it serves everything wiremock does, cut streams, and reads a
+    /// body only up to [`MAX_BODY_BYTES`]); the tests run both backends through the same
+    /// conversations.
     ///
     /// # Errors
     /// The runtime cannot be built or the port cannot be bound.
     pub fn start_listener(config: impl Into<MockConfig>) -> std::io::Result<MockApi> {
         MockApi::start_listener_with(Arc::new(Mutex::new(State {
             config: config.into(),
-            sessions: Vec::new(),
-            stray: Vec::new(),
+            ..State::default()
         })))
     }
 

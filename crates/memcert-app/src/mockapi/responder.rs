@@ -61,9 +61,19 @@ impl wiremock::Respond for Responder {
                 .collect::<Vec<_>>()
                 .join(",")
         };
+        // wiremock has read the whole body already: the limit is applied, but not to memory
+        // (`MockApi::start_wiremock`).
+        let too_large =
+            (request.body.len() > super::MAX_BODY_BYTES).then_some(request.body.len() as u64);
         let req = Request {
             path: request.url.path(),
-            body: &request.body,
+            body: if too_large.is_some() {
+                &[]
+            } else {
+                &request.body
+            },
+            too_large,
+            content_type: header("content-type"),
             has_key: request.headers.contains_key("x-api-key")
                 || request.headers.contains_key("authorization"),
             betas: header("anthropic-beta"),

@@ -25,12 +25,20 @@ pub(super) struct State {
     pub(super) sessions: Vec<Session>,
     /// Requests that reached no session (`METHOD path`): a wrong base URL or another endpoint.
     pub(super) stray: Vec<String>,
+    /// Request body bytes the sessions' exchanges keep, all together (at most
+    /// [`super::MAX_HISTORY_BYTES`]).
+    pub(super) kept_bytes: usize,
 }
 
 /// A request as both backends see it.
 pub(super) struct Request<'a> {
     pub(super) path: &'a str,
     pub(super) body: &'a [u8],
+    /// The body was over [`super::MAX_BODY_BYTES`] and was not read (`body` is then empty):
+    /// its length, or the bytes seen before the limit stopped the read.
+    pub(super) too_large: Option<u64>,
+    /// The `content-type` header, empty when absent.
+    pub(super) content_type: String,
     /// `x-api-key` or `authorization` is present.
     pub(super) has_key: bool,
     /// The `anthropic-beta` header values, joined with `,`.
@@ -75,20 +83,53 @@ pub(super) fn answer(st: &mut State, req: &Request) -> Reply {
     };
     let session = &mut st.sessions[n];
     session.log.requests += 1;
-    let reply = answer_session(session, n, &st.config, req).unwrap_or_else(|error| error);
+    let reply = match req.too_large {
+        Some(bytes) => wire::too_large(bytes),
+        None => answer_session(session, n, &st.config, req).unwrap_or_else(|error| error),
+    };
     if let Some(msg) = reply.malformed() {
-        session.log.malformed.push(msg);
+        push_line(&mut session.log.malformed, msg);
     }
     let (status, answer) = reply.summary(session.log.served.last().copied());
-    session.log.exchanges.push(WireExchange {
-        request: serde_json::from_slice(req.body).unwrap_or_else(
-            |_| serde_json::json!({ "unparsed": String::from_utf8_lossy(req.body) }),
-        ),
+    if session.log.exchanges.len() >= super::MAX_EXCHANGES {
+        session.log.exchanges_dropped += 1;
+        return reply;
+    }
+    let request = kept_request(&mut st.kept_bytes, req);
+    st.sessions[n].log.exchanges.push(WireExchange {
+        request,
         anthropic_beta: req.betas.clone(),
         status,
         answer,
     });
     reply
+}
+
+/// Add `line` to a log list of the session unless it holds [`super::MAX_LOG_LINES`] already.
+pub(super) fn push_line(list: &mut Vec<String>, line: String) {
+    if list.len() < super::MAX_LOG_LINES {
+        list.push(line);
+    }
+}
+
+/// The request body as an exchange keeps it: as JSON (or `{"unparsed": text}`) while the
+/// bodies kept stay within [`super::MAX_HISTORY_BYTES`] (`kept` counts them), else
+/// `{"not_kept": {"bytes": N, "sha256": hex}}` (`"sha256"` left out for a body not read).
+fn kept_request(kept: &mut usize, req: &Request) -> Value {
+    let len = req.body.len();
+    if req.too_large.is_none() && *kept + len <= super::MAX_HISTORY_BYTES {
+        *kept += len;
+        return serde_json::from_slice(req.body).unwrap_or_else(
+            |_| serde_json::json!({ "unparsed": String::from_utf8_lossy(req.body) }),
+        );
+    }
+    match req.too_large {
+        Some(bytes) => serde_json::json!({"not_kept": {"bytes": bytes}}),
+        None => serde_json::json!({"not_kept": {
+            "bytes": len,
+            "sha256": memcert::certify::sha256_hex(req.body),
+        }}),
+    }
 }
 
 /// A step of answering: `Err` is the reply that ends the request early (an error).
@@ -131,15 +172,40 @@ fn answer_session(
     Ok(wire::whole(message(), stream))
 }
 
-/// The request body as a JSON object: a 401 without a credential, a 400 when it is not one.
+/// The request body as a JSON object with the fields the Messages API requires: a 401 without
+/// a credential; a 400 (`invalid_request_error`, as the API answers) for a content type other
+/// than JSON, a body that is not a JSON object, or one without `model`, `max_tokens` or
+/// `messages`.
 fn body_of(req: &Request) -> Step<Map<String, Value>> {
     if !req.has_key {
         return Err(wire::no_credential());
     }
+    if !is_json(&req.content_type) {
+        let got = if req.content_type.is_empty() {
+            "none".to_owned()
+        } else {
+            format!("{:?}", req.content_type)
+        };
+        return Err(bad(&format!(
+            "the content type must be application/json, got {got}"
+        )));
+    }
     let Ok(Value::Object(req_obj)) = serde_json::from_slice::<Value>(req.body) else {
         return Err(bad("the body is not a JSON object"));
     };
+    for field in ["model", "max_tokens", "messages"] {
+        if req_obj.get(field).is_none_or(Value::is_null) {
+            return Err(bad(&format!("{field}: Field required")));
+        }
+    }
     Ok(req_obj)
+}
+
+/// Whether a `content-type` value is JSON: `application/json`, parameters (`; charset=utf-8`)
+/// and case aside.
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
 }
 
 /// Note a threaded request, and refuse it when threads are refused.

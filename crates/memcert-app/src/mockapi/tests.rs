@@ -16,6 +16,7 @@ fn state() -> State {
     State {
         config: MockConfig::default(),
         stray: Vec::new(),
+        kept_bytes: 0,
         sessions: vec![Session {
             turns: vec![
                 ServedTurn {
@@ -41,10 +42,116 @@ fn post_with(st: &mut State, body: Value, betas: &str) -> Reply {
     let req = Request {
         path: "/prefix/s/0/v1/messages",
         body: body.as_bytes(),
+        too_large: None,
+        content_type: "application/json".into(),
         has_key: true,
         betas: betas.into(),
     };
     answer(st, &req)
+}
+
+/// The error type and message of a JSON error reply.
+fn error_of(r: &Reply) -> (u16, String, String) {
+    let Reply::Json(status, e) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(e["type"], "error");
+    (
+        *status,
+        e["error"]["type"].as_str().unwrap().to_owned(),
+        e["error"]["message"].as_str().unwrap().to_owned(),
+    )
+}
+
+// See: issue 13 ("the mock answers 200 to a request without model or max_tokens, or with a
+// wrong content type").
+#[test]
+fn a_request_without_model_max_tokens_or_messages_or_not_json_gets_the_api_400() {
+    let mut st = state();
+    for field in ["model", "max_tokens", "messages"] {
+        let mut body = first();
+        body.as_object_mut().unwrap().remove(field);
+        assert_eq!(
+            error_of(&post(&mut st, body)),
+            (
+                400,
+                "invalid_request_error".into(),
+                format!("memcert mock: {field}: Field required")
+            )
+        );
+    }
+    for content_type in ["text/plain", "", "application/x-www-form-urlencoded"] {
+        let body = first().to_string();
+        let req = Request {
+            path: "/s/0/v1/messages",
+            body: body.as_bytes(),
+            too_large: None,
+            content_type: content_type.into(),
+            has_key: true,
+            betas: String::new(),
+        };
+        let (status, kind, message) = error_of(&answer(&mut st, &req));
+        assert_eq!((status, kind.as_str()), (400, "invalid_request_error"));
+        assert!(
+            message.contains("the content type must be application/json"),
+            "{message}"
+        );
+    }
+    let body = first().to_string();
+    let req = Request {
+        path: "/s/0/v1/messages",
+        body: body.as_bytes(),
+        too_large: None,
+        content_type: "Application/JSON; charset=utf-8".into(),
+        has_key: true,
+        betas: String::new(),
+    };
+    assert!(matches!(answer(&mut st, &req), Reply::Json(200, _)));
+    assert_eq!(st.sessions[0].log.malformed.len(), 6);
+}
+
+// See: issue 13 ("the mock Messages API keeps every request body (40 x 10 MB plus one 100 MB
+// body: 1.58 GB)").
+#[test]
+fn a_body_over_the_limit_gets_the_api_413_and_history_stays_bounded() {
+    let mut st = state();
+    let req = Request {
+        path: "/s/0/v1/messages",
+        body: &[],
+        too_large: Some(100 << 20),
+        content_type: "application/json".into(),
+        has_key: true,
+        betas: String::new(),
+    };
+    let (status, kind, message) = error_of(&answer(&mut st, &req));
+    assert_eq!((status, kind.as_str()), (413, "request_too_large"));
+    assert!(message.contains("104857600 bytes"), "{message}");
+    let log = &st.sessions[0].log;
+    assert_eq!(log.malformed.len(), 1);
+    assert_eq!(
+        log.exchanges[0].request,
+        json!({"not_kept": {"bytes": 104857600}})
+    );
+    // Past the history budget, a body is kept as its length and SHA-256.
+    st.kept_bytes = super::MAX_HISTORY_BYTES - 10;
+    let body = first().to_string();
+    assert!(matches!(post(&mut st, first()), Reply::Json(200, _)));
+    assert_eq!(
+        st.sessions[0].log.exchanges[1].request,
+        json!({"not_kept": {"bytes": body.len(), "sha256": memcert::certify::sha256_hex(body.as_bytes())}})
+    );
+    // The first MAX_EXCHANGES exchanges and MAX_LOG_LINES messages are kept, the rest counted.
+    st.kept_bytes = 0;
+    let mut bad = first();
+    bad.as_object_mut().unwrap().remove("model");
+    for _ in 0..super::MAX_EXCHANGES + 5 {
+        post(&mut st, bad.clone());
+    }
+    let log = &st.sessions[0].log;
+    assert_eq!(log.requests, super::MAX_EXCHANGES + 7);
+    assert_eq!(log.exchanges.len(), super::MAX_EXCHANGES);
+    assert_eq!(log.exchanges_dropped, 7);
+    assert_eq!(log.malformed.len(), super::MAX_LOG_LINES);
 }
 
 fn first() -> Value {
@@ -135,7 +242,7 @@ fn dropping_the_mock_closes_its_port() {
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
     for m in [
-        MockApi::start(Threads::Accept).unwrap(),
+        MockApi::start_wiremock(Threads::Accept).unwrap(),
         MockApi::start_listener(Threads::Accept).unwrap(),
     ] {
         let addr = m.uri().trim_start_matches("http://").to_owned();
@@ -154,7 +261,7 @@ fn dropping_the_mock_closes_its_port() {
 #[test]
 fn the_stream_carries_the_input_as_json_deltas_and_ends_with_message_stop() {
     let mut st = state();
-    let body = json!({"stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let body = json!({"model": "m", "max_tokens": 1, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
     let Reply::Sse(text) = post(&mut st, body) else {
         panic!()
     };
@@ -418,4 +525,67 @@ fn the_listener_serves_whole_answers_and_cuts_on_request() {
         "the chunked body is never ended: {body}"
     );
     assert_eq!(m.log(0).faults, ["answer cut at turn 1 (attempt 1)"]);
+}
+
+/// The status line the listener answers to a request head that declares `content-length:
+/// declared`, followed by `body` (chunked when `declared` is `None`, in 1 MiB chunks until the
+/// server stops reading).
+fn status_for(uri: &str, declared: Option<u64>, body: usize) -> String {
+    use std::io::{Read, Write};
+    let addr = uri.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let length = match declared {
+        Some(n) => format!("content-length: {n}"),
+        None => "transfer-encoding: chunked".into(),
+    };
+    write!(
+        s,
+        "POST /s/0/v1/messages HTTP/1.1\r\nhost: {addr}\r\nx-api-key: k\r\ncontent-type: application/json\r\n{length}\r\n\r\n"
+    )
+    .unwrap();
+    let chunk = vec![b' '; 1 << 20];
+    let mut sent = 0;
+    while sent < body {
+        let ok = match declared {
+            Some(_) => s.write_all(&chunk),
+            None => write!(s, "{:x}\r\n", chunk.len())
+                .and_then(|()| s.write_all(&chunk))
+                .and_then(|()| s.write_all(b"\r\n")),
+        };
+        if ok.is_err() {
+            break;
+        }
+        sent += chunk.len();
+    }
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    text.lines().next().unwrap_or("").to_owned()
+}
+
+// See: issue 13 (a 100 MB body read whole by the mock).
+#[test]
+fn the_listener_refuses_a_body_over_the_limit_without_reading_it() {
+    let m = MockApi::start(Threads::Accept).unwrap();
+    m.add_session(state().sessions.remove(0).turns);
+    // Declared too large: answered at once, nothing read.
+    let declared = super::MAX_BODY_BYTES as u64 + 1;
+    assert_eq!(
+        status_for(&m.uri(), Some(declared), 0),
+        "HTTP/1.1 413 Payload Too Large"
+    );
+    // Chunked: read up to the limit, then refused.
+    assert_eq!(
+        status_for(&m.uri(), None, super::MAX_BODY_BYTES + (4 << 20)),
+        "HTTP/1.1 413 Payload Too Large"
+    );
+    let log = m.log(0);
+    assert_eq!(log.malformed.len(), 2, "{:?}", log.malformed);
+    assert!(
+        log.malformed[0].contains(&format!("{declared} bytes")),
+        "{:?}",
+        log.malformed
+    );
 }

@@ -116,6 +116,19 @@ pub(super) fn no_credential() -> Reply {
     )
 }
 
+/// The 413 for a request body over [`super::MAX_BODY_BYTES`] (`bytes` long, or longer), as the
+/// Messages API answers it: `request_too_large`.
+pub(super) fn too_large(bytes: u64) -> Reply {
+    api_error(
+        413,
+        "request_too_large",
+        &format!(
+            "memcert mock: request exceeds the maximum allowed number of bytes ({bytes} bytes or more; the limit is {})",
+            super::MAX_BODY_BYTES
+        ),
+    )
+}
+
 /// The 400 for a malformed request: `invalid_request_error`, `memcert mock: ` and `m`.
 pub(super) fn bad(m: &str) -> Reply {
     api_error(400, "invalid_request_error", &format!("memcert mock: {m}"))

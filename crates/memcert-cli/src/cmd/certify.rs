@@ -107,6 +107,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         snapshots,
         race_rounds: Some(args.handler.race_rounds),
         stop: Default::default(),
+        keep_reply_bytes: None,
     })
 }
 
@@ -272,6 +273,17 @@ mod tests {
         assert_eq!(a.handler.python.as_deref(), Some("m:C"));
         assert_eq!(a.grade.profile, Profile::PythonSdk);
         assert_eq!(a.select.cases, ["view/*"]);
+        assert_eq!(
+            a.handler.max_reply_bytes,
+            memcert::target::stdio::DEFAULT_MAX_REPLY_BYTES
+        );
+        let cli =
+            Cli::try_parse_from(["memcert", "certify", "--max-reply-bytes", "1048576"]).unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.handler.max_reply_bytes, 1 << 20);
+        assert!(Cli::try_parse_from(["memcert", "certify", "--max-reply-bytes", "10"]).is_err());
         assert!(Cli::try_parse_from(["memcert", "certify", "--profile", "nope"]).is_err());
         assert!(
             Cli::try_parse_from(["memcert", "certify", "--python", "a:B", "--stdio", "x"]).is_err()

@@ -7,12 +7,15 @@
 //!
 //! - `stops`: SIGINT, SIGTERM and `--deadline` in every mode; a reset that never answers;
 //! - `text`: terminal escapes, bidi overrides and Markdown links at start-up and in replies;
-//! - `checks`: report paths checked before any work, a closed stdout.
+//! - `checks`: report paths checked before any work, a closed stdout;
+//! - `memory`: reply floods and endless lines stay within the read cap; memcert's recorded peak
+//!   memory for a flood is at most a quiet handler's plus three read caps.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod checks;
+mod memory;
 mod stops;
 mod text;
 

@@ -11,6 +11,8 @@
 //!   reply (disclosure, bug:B07); anything outside the root created, changed or removed; a check whose
 //!   violation the case marks UNSAFE (data inside the root destroyed through a link, spec:3/S-4, spec:3/S-5, spec:3/S-6).
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
+//! - FAIL `reply-too-large` (`bug:B17`): the last reply was longer than the read cap
+//!   ([`Observation::reply_too_large`]); it was cut, so the rest of the case is not run either.
 //! - The step grades of `suite::verdict` and the other checks.
 
 use serde::Serialize;
@@ -62,6 +64,10 @@ pub struct Observation {
     /// (for the `dir-size` and `link-size` redactions of `crate::baseline`; filled only when a
     /// run records or compares snapshots).
     pub listed: Vec<crate::baseline::Entries>,
+    /// The last entry of `replies` is an answer the target cut at its read cap
+    /// (`--max-reply-bytes`, `target::TargetError::ReplyTooLarge`): more than this many bytes.
+    /// It is judged FAIL (`reply-too-large`, `bug:B17`), not ERROR.
+    pub reply_too_large: Option<usize>,
 }
 
 impl Observation {
@@ -99,8 +105,8 @@ pub struct Finding {
     /// The verdict this finding alone gives.
     pub verdict: Verdict,
     /// Short kind: `outside-read`, `host-path-disclosed`, `outside-changed`, `outside-copied`,
-    /// `check`, `reply`, `no-reply`, `no-race`, `skipped`, `refused-at-start` (a PASS finding
-    /// that shows the refusal).
+    /// `check`, `reply`, `no-reply`, `reply-too-large`, `no-race`, `skipped`, `refused-at-start`
+    /// (a PASS finding that shows the refusal).
     pub kind: String,
     /// What was seen, in words.
     pub detail: String,
@@ -150,6 +156,9 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                     steps.push(g);
                 }
             }
+            Err(_) if i + 1 == obs.replies.len() && obs.reply_too_large.is_some() => {
+                findings.push(too_large(i, obs.reply_too_large.unwrap_or_default()));
+            }
             Err(why) => findings.push(Finding {
                 verdict: Verdict::Error,
                 kind: "no-reply".into(),
@@ -186,6 +195,19 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
         verdict,
         findings,
         steps,
+    }
+}
+
+/// The finding kind of an answer over the read cap ([`Observation::reply_too_large`]).
+pub const REPLY_TOO_LARGE: &str = "reply-too-large";
+
+/// The FAIL finding for step `i`'s answer, cut at `limit` bytes (`bug:B17`: a handler must
+/// bound the bytes it reads and returns).
+fn too_large(i: usize, limit: usize) -> Finding {
+    Finding {
+        verdict: Verdict::Fail,
+        kind: REPLY_TOO_LARGE.into(),
+        detail: format!("step {}: unbounded reply: more than {limit} bytes", i + 1),
     }
 }
 
@@ -519,6 +541,26 @@ mod tests {
         assert_eq!(
             judge(&c, &obs, Profile::PythonSdk, false).verdict,
             Verdict::Unsafe
+        );
+    }
+
+    // See: issue 13 ("a handler that answers 60 MB per call took memcert to 449 MB"), bug:B17.
+    #[test]
+    fn an_answer_over_the_read_cap_is_fail_not_error() {
+        let c = case("create/new-file");
+        let obs = Observation {
+            replies: vec![Err("unbounded reply: more than 1024 bytes".into())],
+            checked: vec![None],
+            reply_too_large: Some(1024),
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Fail);
+        assert_eq!(j.findings.len(), 1);
+        assert_eq!(j.findings[0].kind, REPLY_TOO_LARGE);
+        assert_eq!(
+            j.findings[0].detail,
+            "step 1: unbounded reply: more than 1024 bytes"
         );
     }
 

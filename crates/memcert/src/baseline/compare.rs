@@ -46,8 +46,10 @@ impl Baseline {
     /// Read every `*.snap` file of `dir` (not its subfolders).
     ///
     /// # Errors
-    /// [`Error::Read`] for a folder or file that cannot be read; [`Error::Format`] for a file
-    /// that does not parse or whose name is not [`file_name`] of its `expression`.
+    /// [`Error::Read`] for a folder or file that cannot be read; [`Error::NotRegular`] and
+    /// [`Error::TooLarge`] for a `.snap` entry that is not a regular file or is too large
+    /// ([`super::read_snap`]); [`Error::Format`] for a file that does not parse or whose name is
+    /// not [`file_name`] of its `expression`.
     pub fn load(dir: &Path) -> Result<Baseline, Error> {
         let read = |path: &Path, source| Error::Read {
             path: path.to_owned(),
@@ -62,7 +64,7 @@ impl Baseline {
             }
         }
         let load = |(name, path): &(String, PathBuf)| -> Result<Snapshot, Error> {
-            let text = std::fs::read_to_string(path).map_err(|e| read(path, e))?;
+            let text = super::read_snap(path)?;
             let snap = Snapshot::parse(&text, path)?;
             if &file_name(&snap.case_id) != name {
                 return Err(Error::Format {

@@ -62,6 +62,16 @@
 //! - `link-size`: the same for an entry that is a symbolic link, whose size is the length of its
 //!   target text (which holds the temp path), `[LINK-SIZE]`.
 //!
+//! # Reading a baseline
+//! A baseline folder may come from anywhere (a pull request, a shared checkout), so its files are
+//! read defensively ([`read_snap`]): each is opened without following a link and without
+//! blocking (`O_NOFOLLOW | O_NONBLOCK`), its type and size are checked through the opened handle,
+//! and anything but a regular file of at most [`MAX_SNAP_BYTES`] is refused before a byte is
+//! read ([`Error::NotRegular`], [`Error::TooLarge`]): a FIFO cannot hang the run, a link to
+//! `/dev/zero` cannot fill memory. Counts in the file (`content: N lines`) are never trusted for
+//! an allocation: a count past the end of the file is the one-line [`Error::Format`]. Each is
+//! exit 2 on the command line.
+//!
 //! # Non-guarantees
 //! - Race cases (`race/...`) and SKIPPED cases are neither recorded nor compared: their answers
 //!   depend on timing or on the user memcert runs as.
@@ -82,7 +92,9 @@ mod snap;
 
 pub use compare::{diff, recorded_catalogs, Baseline, BaselineSummary, CatalogCount};
 pub use redact::{entry_key, listing_lines, Redactor};
-pub use snap::{case_id_of, file_name, remove_pending, write, write_pending};
+pub use snap::{
+    case_id_of, file_name, read_snap, remove_pending, write, write_pending, MAX_SNAP_BYTES,
+};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -111,6 +123,25 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong.
         what: String,
+    },
+    /// A `.snap` entry that is not a regular file (a link, FIFO, socket, device or folder): it
+    /// is not opened for reading.
+    #[error("{path}: not a regular file ({kind}); a baseline holds regular .snap files only")]
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is: `a symbolic link`, `a FIFO`, `a character device`, ...
+        kind: &'static str,
+    },
+    /// A `.snap` file over [`MAX_SNAP_BYTES`]: it is not read.
+    #[error("{path}: {bytes} bytes, over the {limit}-byte limit of a snapshot file")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+        /// [`MAX_SNAP_BYTES`].
+        limit: u64,
     },
 }
 

@@ -290,7 +290,9 @@ impl<'a> SnapFile<'a> {
             .trim_end_matches(" line")
             .parse()
             .map_err(|_| self.bad_at(n, "expected `content: N lines`"))?;
-        let mut text = Vec::with_capacity(count);
+        // Never allocated from the count: it is untrusted (2^64 - 1 or 10^15 lines); the file's
+        // end stops the loop.
+        let mut text = Vec::new();
         for _ in 0..count {
             let (_, l) = self.next_after(n, "the file ends inside the content")?;
             text.push(l);
@@ -417,6 +419,81 @@ fn parse_scalar(s: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// The largest snapshot file read or written, in bytes (128 MiB: four times the default read
+/// cap on one answer, which a snapshot keeps whole).
+pub const MAX_SNAP_BYTES: u64 = 128 * 1024 * 1024;
+
+/// The text of the snapshot file `path`, read defensively: opened with `O_NOFOLLOW |
+/// O_NONBLOCK` (a link is refused, a FIFO does not block), refused unless the opened handle is a
+/// regular file of at most [`MAX_SNAP_BYTES`], and read no further than that even if it grows.
+///
+/// # Errors
+/// [`Error::NotRegular`] (a link, FIFO, socket, device or folder), [`Error::TooLarge`],
+/// [`Error::Read`] for an I/O error or text that is not UTF-8.
+pub fn read_snap(path: &Path) -> Result<String, Error> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    use std::io::Read as _;
+    let read = |source| Error::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // O_NOFOLLOW on a link: ELOOP.
+        Err(rustix::io::Errno::LOOP) => {
+            return Err(Error::NotRegular {
+                path: path.to_owned(),
+                kind: "a symbolic link",
+            })
+        }
+        Err(e) => return Err(read(e.into())),
+    };
+    let stat = rustix::fs::fstat(&fd).map_err(|e| read(e.into()))?;
+    let kind = match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => None,
+        FileType::Directory => Some("a folder"),
+        FileType::Symlink => Some("a symbolic link"),
+        FileType::Fifo => Some("a FIFO"),
+        FileType::Socket => Some("a socket"),
+        FileType::CharacterDevice => Some("a character device"),
+        FileType::BlockDevice => Some("a block device"),
+        FileType::Unknown => Some("a file of unknown type"),
+    };
+    if let Some(kind) = kind {
+        return Err(Error::NotRegular {
+            path: path.to_owned(),
+            kind,
+        });
+    }
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    if size > MAX_SNAP_BYTES {
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            bytes: size,
+            limit: MAX_SNAP_BYTES,
+        });
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_SNAP_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read)?;
+    if bytes.len() as u64 > MAX_SNAP_BYTES {
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            bytes: bytes.len() as u64,
+            limit: MAX_SNAP_BYTES,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        read(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            e.utf8_error(),
+        ))
+    })
+}
+
 /// The file name of a case's snapshot: the id with `/` written `__`, plus `.snap`.
 pub fn file_name(case_id: &str) -> String {
     format!("{}.snap", case_id.replace('/', "__"))
@@ -434,8 +511,21 @@ pub fn case_id_of(file_name: &str) -> Option<String> {
 /// # Errors
 /// The I/O error.
 pub fn write(dir: &Path, snap: &Snapshot) -> std::io::Result<()> {
-    write_atomic(&dir.join(file_name(&snap.case_id)), &snap.render())?;
+    write_atomic(&dir.join(file_name(&snap.case_id)), &checked(snap)?)?;
     remove_pending(dir, &snap.case_id)
+}
+
+/// `snap` rendered, refused when over [`MAX_SNAP_BYTES`] (it could not be read back).
+fn checked(snap: &Snapshot) -> std::io::Result<String> {
+    let text = snap.render();
+    if text.len() as u64 > MAX_SNAP_BYTES {
+        return Err(std::io::Error::other(format!(
+            "the snapshot of {} is {} bytes, over the {MAX_SNAP_BYTES}-byte limit of a snapshot file",
+            snap.case_id,
+            text.len()
+        )));
+    }
+    Ok(text)
 }
 
 /// Write `snap` as `<dir>/<file_name>.new`, insta's pending snapshot, for `cargo insta review`.
@@ -444,7 +534,7 @@ pub fn write(dir: &Path, snap: &Snapshot) -> std::io::Result<()> {
 /// The I/O error.
 pub fn write_pending(dir: &Path, snap: &Snapshot) -> std::io::Result<()> {
     let path = dir.join(format!("{}.new", file_name(&snap.case_id)));
-    write_atomic(&path, &snap.render())
+    write_atomic(&path, &checked(snap)?)
 }
 
 /// Write through a temporary file in the same folder and a rename (mode 0644), so a reader
@@ -550,6 +640,66 @@ mod tests {
             err("---\nsource: x\n---\n--- end ---\n"),
             "x.snap: not a memcert snapshot: no `expression:` (the case id)"
         );
+    }
+
+    // See: issue 13 ("a .snap claiming 2^64-1 lines panics (exit 101), 10^15 lines aborts
+    // (134)").
+    #[test]
+    fn absurd_line_counts_are_refused_without_allocating() {
+        let p = Path::new("x.snap");
+        for count in ["18446744073709551615", "1000000000000000"] {
+            let text = format!(
+                "---\nexpression: a\n---\n--- step 1 ---\nis_error: true\ncontent: {count} lines\nx\n"
+            );
+            assert_eq!(
+                Snapshot::parse(&text, p).unwrap_err().to_string(),
+                "x.snap: not a memcert snapshot: line 6: the file ends inside the content"
+            );
+        }
+        let text = "---\nexpression: a\n---\n--- step 1 ---\nis_error: true\ncontent: 18446744073709551616 lines\n";
+        assert_eq!(
+            Snapshot::parse(text, p).unwrap_err().to_string(),
+            "x.snap: not a memcert snapshot: line 6: expected `content: N lines`"
+        );
+    }
+
+    // See: issue 13 ("a .snap that is a FIFO hangs, one linked to /dev/zero reads until out of
+    // memory").
+    #[test]
+    fn only_regular_snap_files_within_the_size_cap_are_read() {
+        use rustix::fs::{FileType, Mode, CWD};
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.snap");
+        rustix::fs::mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
+        let zero = dir.path().join("zero.snap");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let folder = dir.path().join("folder.snap");
+        std::fs::create_dir(&folder).unwrap();
+        let huge = dir.path().join("huge.snap");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(MAX_SNAP_BYTES + 1)
+            .unwrap();
+        let started = std::time::Instant::now();
+        let err = |p: &Path| read_snap(p).unwrap_err().to_string();
+        for (path, what) in [
+            (&fifo, "not a regular file (a FIFO)"),
+            (&zero, "not a regular file (a symbolic link)"),
+            (&folder, "not a regular file (a folder)"),
+            (
+                &huge,
+                "134217729 bytes, over the 134217728-byte limit of a snapshot file",
+            ),
+        ] {
+            let e = err(path);
+            assert!(e.starts_with(&format!("{}: {what}", path.display())), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert!(err(Path::new("/dev/zero")).contains("(a character device)"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let ok = dir.path().join("ok.snap");
+        std::fs::write(&ok, sample().render()).unwrap();
+        assert_eq!(read_snap(&ok).unwrap(), sample().render());
     }
 
     #[test]

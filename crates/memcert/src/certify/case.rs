@@ -131,9 +131,11 @@ fn run_prepared(
             obs.outside_before = pre_reset;
             match refusal(case, &e, took, target, startup) {
                 Some(why) => obs.refused_at_start = Some(why),
-                None => obs
-                    .replies
-                    .push(Err(format!("reset failed: {}", explain(&e, target)))),
+                None => {
+                    obs.reply_too_large = too_large(&e);
+                    obs.replies
+                        .push(Err(format!("reset failed: {}", explain(&e, target))));
+                }
             }
         }
     }
@@ -370,6 +372,7 @@ fn send_turn(
                 true
             }
             Err(e) => {
+                obs.reply_too_large = too_large(&e);
                 obs.replies.push(Err(explain(&e, target)));
                 false
             }
@@ -384,6 +387,7 @@ fn send_turn(
                 obs.replies.push(Ok(r))
             }
             Err(e) => {
+                obs.reply_too_large = too_large(&e);
                 obs.replies.push(Err(explain(&e, target)));
                 return false;
             }
@@ -425,6 +429,14 @@ pub fn strings_of(v: &Value) -> Vec<String> {
     }
     out.sort_by_key(|s| std::cmp::Reverse(s.len()));
     out
+}
+
+/// The read cap an answer passed, when `e` says one did (`Observation::reply_too_large`).
+fn too_large(e: &crate::target::TargetError) -> Option<usize> {
+    match e {
+        crate::target::TargetError::ReplyTooLarge { limit, .. } => Some(*limit),
+        _ => None,
+    }
 }
 
 /// A target error with its causes, and the handler's last stderr lines when the error does not

@@ -26,7 +26,8 @@ pub use case::{
 pub use events::{Collect, Event, Fanout, Reporter};
 pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};
 pub use record::{
-    deadline_record, finding_step, record, CaseRecord, Completion, StepLabel, StepRecord, Summary,
+    deadline_record, finding_step, keep_reply, peak_memory_kib, record, sha256_hex, CaseRecord,
+    Completion, Cut, StepLabel, StepRecord, Summary, KEEP_BYTES,
 };
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 
@@ -64,6 +65,10 @@ pub struct Config {
     pub race_rounds: Option<u32>,
     /// Ends the run early (a signal, `--deadline`): see [`run`]. The default never fires.
     pub stop: Stop,
+    /// Bytes of one reply text a record keeps ([`StepRecord::reply`]; `None`: [`KEEP_BYTES`],
+    /// 64 KiB). Every report is rendered from records: a larger value lets a long reply into all
+    /// of them (the reference's own reply snapshots use it).
+    pub keep_reply_bytes: Option<usize>,
 }
 
 /// What a run does with snapshots of the answers (`crate::baseline`).
@@ -205,6 +210,7 @@ pub fn run(
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));
     }
+    summary.peak_memory_kib = peak_memory_kib();
     reporter.event(&Event::Finished(&summary));
     summary
 }

@@ -1,5 +1,13 @@
 //! The records a run produces: a finished case's [`CaseRecord`] (the oracle's judgement of what
 //! it observed, step by step) and the run's [`Summary`].
+//!
+//! # Memory
+//! A record keeps at most [`KEEP_BYTES`] (64 KiB) of each reply's text ([`StepRecord::reply`]);
+//! a longer one is kept cut at a character boundary, with its full length in bytes and its
+//! SHA-256 ([`StepRecord::reply_cut`], the JSON report's `reply_cut`). Error texts and finding
+//! details are cut at the same length. The oracle and the snapshot ([`CaseRecord::snapshot`],
+//! baselines) see the whole reply, up to the target's read cap. Every report is rendered from
+//! records, so none holds more of one reply than that.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -21,8 +29,10 @@ use crate::text::Profile;
 pub struct StepRecord {
     /// The input sent.
     pub input: Value,
-    /// The answer, if one came.
+    /// The answer, if one came; its text cut at [`KEEP_BYTES`] ([`StepRecord::reply_cut`]).
     pub reply: Option<ToolResult>,
+    /// When the answer's text was longer than [`KEEP_BYTES`]: its full length and SHA-256.
+    pub reply_cut: Option<Cut>,
     /// Why no answer came.
     pub error: Option<String>,
     /// The best acceptable reply in this profile, as text.
@@ -30,6 +40,111 @@ pub struct StepRecord {
     /// The grade of this reply alone (ERROR when none came). A finding that names the step
     /// (`step N: ...`) may be worse: reports label a step with [`CaseRecord::step_label`].
     pub verdict: Verdict,
+}
+
+/// Bytes of one reply text, error text or finding detail a [`CaseRecord`] keeps (64 KiB).
+pub const KEEP_BYTES: usize = 64 * 1024;
+
+/// What a record kept of a reply whose text is longer than [`KEEP_BYTES`]. The text is the
+/// string content, or for content blocks their JSON (`[{"type":"text",...}]`), whose strings are
+/// then cut in order until the kept ones fill [`KEEP_BYTES`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Cut {
+    /// The full text's length in bytes (UTF-8).
+    pub bytes: usize,
+    /// The bytes of text kept.
+    pub kept: usize,
+    /// The SHA-256 of the full text, lower-case hex.
+    pub sha256: String,
+}
+
+/// `reply` as a record keeps it: its text cut at `keep` bytes ([`KEEP_BYTES`] unless
+/// [`super::Config::keep_reply_bytes`] says otherwise), with a [`Cut`] when it was longer.
+/// Copies at most `keep` bytes of text.
+pub fn keep_reply(reply: &ToolResult, keep: usize) -> (ToolResult, Option<Cut>) {
+    use crate::protocol::Content;
+    let (full, content, kept) = match &reply.content {
+        Content::Text(t) if t.len() > keep => {
+            let kept = cut_str(t, keep);
+            (
+                t.as_bytes().to_vec(),
+                Content::Text(kept.to_owned()),
+                kept.len(),
+            )
+        }
+        Content::Blocks(b) => {
+            let json = serde_json::to_vec(b).expect("JSON values serialise");
+            if json.len() <= keep {
+                return (reply.clone(), None);
+            }
+            let mut budget = keep;
+            let blocks = b.iter().map(|v| cut_strings(v, &mut budget)).collect();
+            (json, Content::Blocks(blocks), keep - budget)
+        }
+        _ => return (reply.clone(), None),
+    };
+    let cut = Cut {
+        bytes: full.len(),
+        kept,
+        sha256: sha256_hex(&full),
+    };
+    let kept = ToolResult {
+        content,
+        is_error: reply.is_error,
+    };
+    (kept, Some(cut))
+}
+
+/// The SHA-256 of `bytes`, lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn cut_str(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// `v` with its strings cut, in order, so that together they take at most `budget` bytes
+/// (what they take is subtracted).
+fn cut_strings(v: &Value, budget: &mut usize) -> Value {
+    match v {
+        Value::String(s) => {
+            let kept = cut_str(s, *budget);
+            *budget -= kept.len();
+            Value::String(kept.to_owned())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| cut_strings(x, budget)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), cut_strings(x, budget)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `text` cut at [`KEEP_BYTES`], with `…` and the full length when it was longer.
+fn keep_text(text: &str) -> String {
+    if text.len() <= KEEP_BYTES {
+        return text.to_owned();
+    }
+    format!(
+        "{}… ({} bytes in all)",
+        cut_str(text, KEEP_BYTES),
+        text.len()
+    )
 }
 
 /// What a step is labelled with in every report ([`CaseRecord::step_label`]): the worst of its
@@ -136,6 +251,8 @@ struct CaseOut<'a> {
 struct StepOut<'a> {
     input: &'a Value,
     reply: Option<&'a ToolResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reply_cut: Option<&'a Cut>,
     error: Option<&'a str>,
     expected: &'a str,
     verdict: Verdict,
@@ -161,6 +278,7 @@ impl Serialize for CaseRecord {
                 .map(|(i, s)| StepOut {
                     input: &s.input,
                     reply: s.reply.as_ref(),
+                    reply_cut: s.reply_cut.as_ref(),
                     error: s.error.as_deref(),
                     expected: &s.expected,
                     verdict: self.step_label(i).verdict,
@@ -252,6 +370,11 @@ pub struct Summary {
     pub completion: Completion,
     /// Cases the run was to run: [`Summary::total`] is smaller when it was interrupted.
     pub planned: usize,
+    /// memcert's own peak resident memory when the run finished, in KiB (`VmHWM` of
+    /// `/proc/self/status`, [`peak_memory_kib`]); `None` where that is not readable, and in
+    /// summaries not made by a run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_memory_kib: Option<u64>,
 }
 
 /// Whether a run ran every case it was to run (the JSON summary's `completion`).
@@ -338,6 +461,7 @@ impl Summary {
             baseline: None,
             completion: Completion::Complete,
             planned: total,
+            peak_memory_kib: None,
         };
         summary.gate(&Self::DEFAULT_FAIL_ON);
         summary
@@ -425,6 +549,19 @@ impl Summary {
     }
 }
 
+/// This process's peak resident memory so far, in KiB: the `VmHWM` line of `/proc/self/status`
+/// (Linux); `None` where there is no such line.
+pub fn peak_memory_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    vm_hwm_kib(&status)
+}
+
+/// The `VmHWM:` value of a `/proc/<pid>/status` text, in KiB (`VmHWM:\t  1234 kB`).
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    line.trim().strip_suffix("kB")?.trim().parse().ok()
+}
+
 /// The record of a finished case: the oracle's judgement of `obs`, plus `extra` findings a
 /// runner made itself (the app runner's protocol findings), the worst of which can raise the
 /// verdict.
@@ -442,14 +579,35 @@ pub fn record(
         j.findings.extend(extra);
         j.findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
     }
-    let steps = step_records(case, inputs, &obs.replies, &j.steps, config.profile);
+    let keep = config.keep_reply_bytes.unwrap_or(KEEP_BYTES);
+    let mut steps = step_records(case, inputs, &obs.replies, &j.steps, config.profile, keep);
+    let mut source = case.source.clone();
+    if obs.reply_too_large.is_some() {
+        // The cut answer is the last step: its reply's grade is the finding's FAIL, and the
+        // case cites bug:B17 first among its bug classes (`report::causes::rule`).
+        if let Some(last) = steps.last_mut().filter(|s| s.reply.is_none()) {
+            last.verdict = Verdict::Fail;
+        }
+        if !source.iter().any(|s| s == BUG_UNBOUNDED) {
+            let at = source
+                .iter()
+                .position(|s| s.starts_with("bug:"))
+                .unwrap_or(source.len());
+            source.insert(at, BUG_UNBOUNDED.into());
+        }
+    }
+    for f in &mut j.findings {
+        if f.detail.len() > KEEP_BYTES {
+            f.detail = keep_text(&f.detail);
+        }
+    }
     let snapshot = snapshots::case_snapshot(case, inputs, &obs, config);
     let baseline = snapshots::case_comparison(snapshot.as_ref(), &obs, config);
     CaseRecord {
         id: case.id.clone(),
         category: case.category().to_owned(),
         requirement: case.requirement.clone(),
-        source: case.source.clone(),
+        source,
         defined: case.defined.clone(),
         level: case.level,
         verdict: j.verdict,
@@ -493,6 +651,8 @@ pub fn deadline_record(case: &Case, cut: bool) -> CaseRecord {
         baseline: None,
     }
 }
+/// The bug class an answer over the read cap cites (`oracle::REPLY_TOO_LARGE`).
+const BUG_UNBOUNDED: &str = "bug:B17";
 
 /// One record per step sent: its input, the answer or why none came, the best acceptable reply
 /// in `profile`, and the grade of the answer (`grades` has one per answer that came).
@@ -502,6 +662,7 @@ fn step_records(
     replies: &[Result<ToolResult, String>],
     grades: &[StepGrade],
     profile: Profile,
+    keep: usize,
 ) -> Vec<StepRecord> {
     let mut grades = grades.iter();
     case.steps
@@ -511,17 +672,22 @@ fn step_records(
         .map(|((step, reply), input)| {
             let expected = crate::suite::verdict::expected_text(step, profile);
             match reply {
-                Ok(r) => StepRecord {
-                    input: input.clone(),
-                    reply: Some(r.clone()),
-                    error: None,
-                    expected,
-                    verdict: grades.next().map(|g| g.verdict).unwrap_or(Verdict::Pass),
-                },
+                Ok(r) => {
+                    let (kept, cut) = keep_reply(r, keep);
+                    StepRecord {
+                        input: input.clone(),
+                        reply: Some(kept),
+                        reply_cut: cut,
+                        error: None,
+                        expected,
+                        verdict: grades.next().map(|g| g.verdict).unwrap_or(Verdict::Pass),
+                    }
+                }
                 Err(e) => StepRecord {
                     input: input.clone(),
                     reply: None,
-                    error: Some(e.clone()),
+                    reply_cut: None,
+                    error: Some(keep_text(e)),
                     expected,
                     verdict: Verdict::Error,
                 },
@@ -546,10 +712,54 @@ mod tests {
         StepRecord {
             input: serde_json::json!({"command": "view", "path": "/memories/loop"}),
             reply: Some(ToolResult::error("loop")),
+            reply_cut: None,
             error: None,
             expected: "is_error: true\nloop".into(),
             verdict,
         }
+    }
+
+    #[test]
+    fn the_peak_memory_is_read_from_proc_status() {
+        let status = "Name:\tmemcert\nVmPeak:\t  20000 kB\nVmHWM:\t    7312 kB\nVmRSS:\t 7000 kB\n";
+        assert_eq!(vm_hwm_kib(status), Some(7312));
+        assert_eq!(vm_hwm_kib("VmHWM: lots"), None);
+        assert_eq!(vm_hwm_kib(""), None);
+        assert!(peak_memory_kib().is_some_and(|k| k > 0));
+    }
+
+    #[test]
+    fn a_long_reply_is_kept_cut_with_its_length_and_sha256() {
+        let short = ToolResult::ok("abc");
+        assert_eq!(keep_reply(&short, KEEP_BYTES), (short.clone(), None));
+        // A two-byte character straddles the cap: the cut falls before it.
+        let long = format!("{}é{}", "a".repeat(KEEP_BYTES - 1), "b".repeat(100));
+        let (kept, cut) = keep_reply(&ToolResult::ok(long.clone()), KEEP_BYTES);
+        let cut = cut.unwrap();
+        assert_eq!(kept.text(), "a".repeat(KEEP_BYTES - 1));
+        assert_eq!((cut.bytes, cut.kept), (long.len(), KEEP_BYTES - 1));
+        assert_eq!(cut.sha256, sha256_hex(long.as_bytes()));
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        // Blocks: their JSON is measured, their strings are cut in order.
+        let blocks = crate::protocol::Content::Blocks(vec![
+            serde_json::json!({"type": "text", "text": "x".repeat(KEEP_BYTES)}),
+            serde_json::json!({"type": "text", "text": "y"}),
+        ]);
+        let (kept, cut) = keep_reply(
+            &ToolResult {
+                content: blocks,
+                is_error: true,
+            },
+            KEEP_BYTES,
+        );
+        let cut = cut.unwrap();
+        assert!(kept.is_error);
+        assert_eq!(cut.kept, KEEP_BYTES);
+        assert!(serde_json::to_vec(&kept.content).unwrap().len() < KEEP_BYTES + 100);
+        assert!(cut.bytes > KEEP_BYTES);
     }
 
     #[test]

@@ -126,6 +126,9 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
         ("reply", Verdict::NonStrict) => {
             "allowed; the profile's exact wording or choice makes it PASS"
         }
+        ("reply-too-large", _) => {
+            "bound what one answer holds: refuse or page a file over a size limit (view_range), never read without a bound"
+        }
         ("no-reply", _) => {
             "answer every command within --timeout; turn every exception into an error reply"
         }
@@ -675,6 +678,7 @@ mod tests {
                 .map(|_| crate::certify::StepRecord {
                     input: serde_json::json!({"command": "view"}),
                     reply: None,
+                    reply_cut: None,
                     error: Some("e".into()),
                     expected: String::new(),
                     verdict: Verdict::Error,
@@ -787,6 +791,7 @@ mod tests {
             steps: vec![crate::certify::StepRecord {
                 input: serde_json::json!({"command": "create", "path": path, "file_text": "x"}),
                 reply: None,
+                reply_cut: None,
                 error: None,
                 expected: String::new(),
                 verdict: Verdict::Pass,

@@ -787,6 +787,7 @@ mod tests {
             StepRecord {
                 input: serde_json::json!({"command": "view", "path": evil}),
                 reply: Some(ToolResult::error(format!("{evil}\ttab \u{202e}rtl"))),
+                reply_cut: None,
                 error: None,
                 expected: evil.into(),
                 verdict: Verdict::Unsafe,
@@ -794,6 +795,7 @@ mod tests {
             StepRecord {
                 input: serde_json::json!({}),
                 reply: None,
+                reply_cut: None,
                 error: Some(evil.into()),
                 expected: evil.into(),
                 verdict: Verdict::Error,
@@ -961,6 +963,7 @@ data-verdict=\"UNSAFE\" open>"
         c.steps = vec![StepRecord {
             input: serde_json::json!({"command": "view", "path": "/memories/x"}),
             reply: Some(ToolResult::ok("1\tb\n")),
+            reply_cut: None,
             error: None,
             expected: "is_error: true\nno".into(),
             verdict: Verdict::Fail,
@@ -986,6 +989,7 @@ data-verdict=\"UNSAFE\" open>"
         StepRecord {
             input: serde_json::json!({"command": "view", "path": "/memories/loop"}),
             reply: Some(ToolResult::error("loop")),
+            reply_cut: None,
             error: None,
             expected: "is_error: true\nloop".into(),
             verdict,

@@ -618,6 +618,7 @@ mod tests {
             steps: vec![crate::certify::StepRecord {
                 input: serde_json::json!({"command": "delete", "path": "/memories/l"}),
                 reply: Some(reply),
+                reply_cut: None,
                 error: None,
                 expected: expected.into(),
                 verdict,

@@ -110,13 +110,24 @@ fn stderr_note(stderr: &str) -> String {
 }
 
 /// Start the handler `spec` describes, each call (and reset) of an external one limited to
-/// `timeout`, every wait for it ended by `stop`. When `stop` fires during the start, the
+/// `timeout` and each of its answers to `max_reply_bytes` (`--max-reply-bytes`; see
+/// `target::stdio`), every wait for it ended by `stop`. When `stop` fires during the start, the
 /// handler is returned unstarted (the run then reports its cases as stopped).
 ///
 /// # Errors
 /// [`HandlerError`]: the adapter cannot be written, the spec is malformed, or the handler does
 /// not start.
-pub fn start(spec: &HandlerSpec, timeout: Duration, stop: &Stop) -> Result<Started, HandlerError> {
+pub fn start(
+    spec: &HandlerSpec,
+    timeout: Duration,
+    stop: &Stop,
+    max_reply_bytes: usize,
+) -> Result<Started, HandlerError> {
+    let stdio = |cmd| {
+        Stdio::new(cmd, timeout)
+            .max_reply_bytes(max_reply_bytes)
+            .stoppable(stop)
+    };
     let adapter_dir = tempfile::Builder::new()
         .prefix("memcert-adapter-")
         .tempdir()?;
@@ -142,9 +153,7 @@ pub fn start(spec: &HandlerSpec, timeout: Duration, stop: &Stop) -> Result<Start
                 cmd.arg("--set").arg(entry);
             }
             let name = format!("python adapter, {exe}");
-            Box::new(started(
-                Stdio::new(cmd, timeout).named(name).stoppable(stop),
-            )?)
+            Box::new(started(stdio(cmd).named(name))?)
         }
         HandlerSpec::Node {
             spec,
@@ -161,9 +170,7 @@ pub fn start(spec: &HandlerSpec, timeout: Duration, stop: &Stop) -> Result<Start
                 cmd.arg("--init").arg(init);
             }
             let name = format!("node adapter, {exe}");
-            Box::new(started(
-                Stdio::new(cmd, timeout).named(name).stoppable(stop),
-            )?)
+            Box::new(started(stdio(cmd).named(name))?)
         }
         HandlerSpec::Stdio { command: line } => {
             let words = shell_words::split(line).map_err(HandlerError::Split)?;
@@ -172,11 +179,7 @@ pub fn start(spec: &HandlerSpec, timeout: Duration, stop: &Stop) -> Result<Start
             };
             let mut cmd = std::process::Command::new(program);
             cmd.args(rest);
-            Box::new(started(
-                Stdio::new(cmd, timeout)
-                    .named(format!("stdio: {line}"))
-                    .stoppable(stop),
-            )?)
+            Box::new(started(stdio(cmd).named(format!("stdio: {line}")))?)
         }
         HandlerSpec::Reference(profile) => Box::new(InProcess::reference(*profile)),
     };

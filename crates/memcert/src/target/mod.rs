@@ -2,7 +2,9 @@
 //!
 //! A [`Target`] gets a fresh handler over a fresh directory before each case ([`Target::reset`])
 //! and answers commands ([`Target::call`]). A failure to get an answer is a [`TargetError`]: the
-//! case is ERROR, never FAIL, so a broken harness is told apart from a broken handler.
+//! case is ERROR, never FAIL, so a broken harness is told apart from a broken handler; the one
+//! exception is an answer over the read cap ([`TargetError::ReplyTooLarge`]), which the handler
+//! chose to send, and which is FAIL (`bug:B17`).
 //!
 //! - [`inproc::InProcess`]: any [`crate::handler::Handler`] built by a closure, in this process
 //!   (the built-in reference handler is one);
@@ -57,6 +59,16 @@ pub enum TargetError {
         status: String,
         /// Last lines of its stderr.
         stderr: String,
+    },
+    /// An answer longer than the read cap (`--max-reply-bytes`): its bytes were dropped and the
+    /// handler was stopped. The case is FAIL (`bug:B17`), not ERROR: a handler must bound what
+    /// it answers.
+    #[error("unbounded reply: more than {limit} bytes; the handler was stopped and will be restarted (it began: {head})")]
+    ReplyTooLarge {
+        /// The read cap, in bytes.
+        limit: usize,
+        /// The answer's first bytes (up to 200 characters), lossily decoded.
+        head: String,
     },
     /// A line that is not a JSON answer.
     #[error("the handler answered with a line that is not protocol JSON: {0}")]

@@ -1,24 +1,35 @@
 //! Stdio protocol v1 (`docs/protocol.md`): one handler process per run, JSON lines, lockstep.
 //!
-//! memcert writes one request line and waits up to the time limit for one answer line. A
-//! handler that hangs, exits, or prints a line that is not protocol JSON makes that case ERROR;
-//! the process is stopped and started again (with a new hello) at the next reset, and the run
-//! goes on. Its stderr is kept (the last 8 KiB) for the report.
+//! memcert writes one request line and waits up to the time limit for one answer line; the
+//! write obeys the same limit (a handler that never reads its stdin times out like one that
+//! never answers). A handler that hangs, exits, or prints a line that is not protocol JSON
+//! makes that case ERROR; the process is stopped and started again (with a new hello) at the
+//! next reset, and the run goes on. Its stderr is kept (the last 8 KiB) for the report.
+//!
+//! # Memory
+//! One answer line is read up to the read cap ([`Stdio::max_reply_bytes`], default
+//! [`DEFAULT_MAX_REPLY_BYTES`], 32 MiB; `--max-reply-bytes`): memcert never holds more than the
+//! cap plus one 64 KiB read of it, also for a line that never ends. A longer answer is
+//! [`TargetError::ReplyTooLarge`] (the case is FAIL, `bug:B17`, finding `reply-too-large`), its
+//! bytes are dropped, and the handler is stopped and restarted at the next reset. The pipes are
+//! driven by `poll(2)` from the caller's thread (`stdio/wire.rs`), so no reader thread holds
+//! answers nobody asked for.
+
+mod wire;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
-use std::sync::mpsc::{self, Receiver};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio as Pipe};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::{Target, TargetError};
 use crate::protocol::{Content, ToolResult};
-use crate::stop::{Received, Stop};
+use crate::stop::Stop;
 
 /// Protocol version this harness speaks.
 pub const PROTOCOL: u64 = 1;
@@ -27,51 +38,17 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time limit for start-up and hello (interpreters import slowly).
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 const STDERR_TAIL: usize = 8 * 1024;
-/// Longest answer line accepted (a 999,999-line file view is about 10 MiB).
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
-
-/// Read one `\n`-terminated line of UTF-8, refusing lines over `cap` bytes (so a handler that
-/// writes without end cannot grow memcert's memory). `Ok(None)` at end of stream.
-fn read_line_capped(r: &mut impl BufRead, cap: usize) -> std::io::Result<Option<String>> {
-    let mut buf = Vec::new();
-    loop {
-        let chunk = r.fill_buf()?;
-        if chunk.is_empty() {
-            return if buf.is_empty() {
-                Ok(None)
-            } else {
-                String::from_utf8(buf).map(Some).map_err(|_| bad_utf8())
-            };
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        buf.extend_from_slice(&chunk[..take]);
-        r.consume(take);
-        if buf.len() > cap {
-            return Err(std::io::Error::other(format!(
-                "an answer line longer than {cap} bytes"
-            )));
-        }
-        if done {
-            buf.pop();
-            return String::from_utf8(buf).map(Some).map_err(|_| bad_utf8());
-        }
-    }
-}
-
-fn bad_utf8() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        "an answer line that is not UTF-8",
-    )
-}
+/// Default read cap on one answer line, in bytes (32 MiB; a 999,999-line file view is about
+/// 10 MiB).
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
 
 struct Proc {
     child: Child,
+    /// Non-blocking (`wire::nonblocking`), like `stdout`.
     stdin: ChildStdin,
-    lines: Receiver<std::io::Result<String>>,
+    stdout: ChildStdout,
+    /// Bytes read from stdout and not yet taken as an answer.
+    pending: Vec<u8>,
 }
 
 /// A handler process speaking stdio protocol v1.
@@ -94,6 +71,7 @@ pub struct Stdio {
     batch: bool,
     /// Ends every wait early (a signal, the run's deadline).
     run_stop: Stop,
+    max_reply: usize,
 }
 
 impl Stdio {
@@ -125,6 +103,7 @@ impl Stdio {
             next_id: 0,
             batch: false,
             run_stop: Stop::never(),
+            max_reply: DEFAULT_MAX_REPLY_BYTES,
             home: tempfile::Builder::new()
                 .prefix("memcert-home-")
                 .tempdir()
@@ -141,6 +120,13 @@ impl Stdio {
     /// Name the target in reports instead of its command line (which may show a temporary path).
     pub fn named(mut self, display: impl Into<String>) -> Self {
         self.display = display.into();
+        self
+    }
+
+    /// Cap one answer line at `bytes` (`--max-reply-bytes`; default [`DEFAULT_MAX_REPLY_BYTES`]):
+    /// a longer one is [`TargetError::ReplyTooLarge`] and stops the handler.
+    pub fn max_reply_bytes(mut self, bytes: usize) -> Self {
+        self.max_reply = bytes;
         self
     }
 
@@ -179,22 +165,19 @@ impl Stdio {
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut stderr = child.stderr.take().expect("piped stderr");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let line = read_line_capped(&mut reader, MAX_LINE_BYTES);
-                let stop = !matches!(line, Ok(Some(_)));
-                let msg = match line {
-                    Ok(Some(l)) => Ok(l),
-                    Ok(None) => break,
-                    Err(e) => Err(e),
-                };
-                if tx.send(msg).is_err() || stop {
-                    break;
-                }
-            }
+        self.proc = Some(Proc {
+            child,
+            stdin,
+            stdout,
+            pending: Vec::new(),
         });
+        if let Some(p) = self.proc.as_ref() {
+            if let Err(e) = wire::nonblocking(&p.stdin).and_then(|()| wire::nonblocking(&p.stdout))
+            {
+                self.stop();
+                return Err(TargetError::Io(e));
+            }
+        }
         let tail = Arc::clone(&self.stderr);
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
@@ -208,11 +191,6 @@ impl Stdio {
                     t.pop_front();
                 }
             }
-        });
-        self.proc = Some(Proc {
-            child,
-            stdin,
-            lines: rx,
         });
         let answer = self.request(&json!({"op": "hello", "protocol": PROTOCOL}), START_TIMEOUT)?;
         if answer.get("ok") != Some(&Value::Bool(true)) {
@@ -315,27 +293,42 @@ impl Stdio {
 
     fn exchange(&mut self, msg: &Value, timeout: Duration) -> Result<Value, TargetError> {
         let tail = self.stderr_tail();
+        let cap = self.max_reply;
+        let run_stop = self.run_stop.clone();
         let Some(p) = self.proc.as_mut() else {
             return Err(TargetError::Protocol("the handler is not running".into()));
         };
-        let mut line = serde_json::to_string(msg).expect("requests serialise");
-        line.push('\n');
-        if p.stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| p.stdin.flush())
-            .is_err()
-        {
-            return Err(exited(p, tail));
-        }
-        match self.run_stop.recv(&p.lines, timeout) {
-            Received::Got(Ok(text)) => match serde_json::from_str::<Value>(&text) {
-                Ok(v @ Value::Object(_)) => Ok(v),
-                _ => Err(TargetError::BadJson(cut(&text))),
+        let mut line = serde_json::to_vec(msg).expect("requests serialise");
+        line.push(b'\n');
+        let deadline = Instant::now() + timeout;
+        let got = wire::exchange(
+            &mut p.stdin,
+            &mut p.stdout,
+            &mut p.pending,
+            &line,
+            deadline,
+            cap,
+            &|| run_stop.reason().is_some(),
+        )?;
+        match got {
+            wire::Got::Line(bytes) => {
+                let parsed = serde_json::from_slice::<Value>(&bytes);
+                match parsed {
+                    Ok(v @ Value::Object(_)) => Ok(v),
+                    _ => Err(TargetError::BadJson(cut(&String::from_utf8_lossy(&bytes)))),
+                }
+            }
+            wire::Got::TooLarge(head) => Err(TargetError::ReplyTooLarge {
+                limit: cap,
+                head: cut(&String::from_utf8_lossy(&head)),
+            }),
+            wire::Got::Timeout => Err(TargetError::Timeout(timeout)),
+            wire::Got::Stopped => match run_stop.reason() {
+                Some(why) => Err(TargetError::Stopped(why)),
+                None => Err(TargetError::Timeout(timeout)),
             },
-            Received::Got(Err(e)) => Err(TargetError::BadJson(e.to_string())),
-            Received::Timeout => Err(TargetError::Timeout(timeout)),
-            Received::Stopped(why) => Err(TargetError::Stopped(why)),
-            Received::Disconnected => {
+            wire::Got::WriteClosed => Err(exited(p, tail)),
+            wire::Got::Closed => {
                 std::thread::sleep(Duration::from_millis(50));
                 let tail = tail_of(&self.stderr);
                 let p = self.proc.as_mut().expect("checked above");
@@ -497,10 +490,19 @@ impl Target for Stdio {
     }
 
     fn shutdown(&mut self) {
+        let run_stop = self.run_stop.clone();
         if let Some(p) = self.proc.as_mut() {
-            let _ = p.stdin.write_all(b"{\"op\":\"shutdown\"}\n");
-            let _ = p.stdin.flush();
-            let _ = p.lines.recv_timeout(Duration::from_millis(500));
+            // Half a second to take the request and answer it (or exit), none once the run
+            // was stopped; then it is killed.
+            let _ = wire::exchange(
+                &mut p.stdin,
+                &mut p.stdout,
+                &mut p.pending,
+                b"{\"op\":\"shutdown\"}\n",
+                Instant::now() + Duration::from_millis(500),
+                self.max_reply,
+                &|| run_stop.reason().is_some(),
+            );
         }
         self.stop();
     }

@@ -112,6 +112,8 @@ fn every_reply_string_of_every_case_and_profile() {
         let config = Config {
             profile,
             strict: true,
+            // Whole replies: a snapshot summarises a long one itself (`shorten`).
+            keep_reply_bytes: Some(usize::MAX),
             ..Default::default()
         };
         for case in &cases {

@@ -136,6 +136,47 @@ fn a_real_report_has_the_declared_shape() {
     assert_eq!(errors_of(&report), Vec::<String>::new());
 }
 
+/// Answers every command with 100,000 bytes of text: over the reports' keep cap.
+struct Verbose;
+
+impl memcert::handler::Handler for Verbose {
+    fn apply(&mut self, _input: &Value) -> memcert::protocol::ToolResult {
+        memcert::protocol::ToolResult::error("e".repeat(100_000))
+    }
+
+    fn reset(&mut self, _base: &std::path::Path, _store: &std::path::Path) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+// See: issue 13 ("a handler that answers 60 MB ... a 251 MB JSON report"): reply texts are kept
+// cut at 64 KiB with their length and SHA-256 (schema 4), and the summary holds the peak memory.
+#[test]
+fn a_report_with_cut_replies_has_the_declared_shape() {
+    let run = memcert::certify(
+        &mut Verbose,
+        &memcert::Options {
+            cases: vec!["view/missing".into(), "delete/missing".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let report: Value = serde_json::from_str(&json::render(&run.summary, &run.cases)).unwrap();
+    let step = &report["cases"][0]["steps"][0];
+    assert_eq!(
+        step["reply"]["content"].as_str().unwrap().len(),
+        memcert::certify::KEEP_BYTES
+    );
+    assert_eq!(step["reply_cut"]["bytes"], 100_000);
+    assert_eq!(step["reply_cut"]["kept"], memcert::certify::KEEP_BYTES);
+    assert_eq!(
+        step["reply_cut"]["sha256"],
+        memcert::certify::sha256_hex("e".repeat(100_000).as_bytes())
+    );
+    assert!(report["summary"]["peak_memory_kib"].as_u64().unwrap() > 0);
+    assert_eq!(errors_of(&report), Vec::<String>::new());
+}
+
 #[test]
 fn the_validator_catches_a_wrong_shape() {
     let mut report = reference_report(&["view/dir/empty-root"]);
