@@ -57,9 +57,9 @@ pub enum HandlerSpec {
 pub struct Started {
     /// The handler to run cases against.
     pub target: Box<dyn Target>,
-    /// The temporary folder that holds the adapter script (empty for other handlers); removed
-    /// when dropped.
-    pub adapter_dir: tempfile::TempDir,
+    /// The private scratch folder that holds the adapter script (empty for other handlers);
+    /// removed through its handle when dropped.
+    pub adapter_dir: crate::scratch::Scratch,
 }
 
 /// Why the handler under test could not be started.
@@ -114,9 +114,7 @@ fn stderr_note(stderr: &str) -> String {
 /// [`HandlerError`]: the adapter cannot be written, the spec is malformed, or the handler does
 /// not start.
 pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerError> {
-    let adapter_dir = tempfile::Builder::new()
-        .prefix("memcert-adapter-")
-        .tempdir()?;
+    let adapter_dir = crate::scratch::Scratch::new("memcert-adapter-")?;
     let target: Box<dyn Target> = match spec {
         HandlerSpec::Python {
             spec,

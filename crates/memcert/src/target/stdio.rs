@@ -89,7 +89,7 @@ pub struct Stdio {
     /// with ", "; empty when it said nothing.
     runtime: String,
     next_id: u64,
-    home: Option<tempfile::TempDir>,
+    home: Option<crate::scratch::Scratch>,
     batch: bool,
 }
 
@@ -121,10 +121,7 @@ impl Stdio {
             runtime: String::new(),
             next_id: 0,
             batch: false,
-            home: tempfile::Builder::new()
-                .prefix("memcert-home-")
-                .tempdir()
-                .ok(),
+            home: crate::scratch::Scratch::new("memcert-home-").ok(),
         }
     }
 
@@ -389,8 +386,8 @@ impl Target for Stdio {
         tail_of(&self.stderr)
     }
 
-    fn watched(&self) -> Vec<std::path::PathBuf> {
-        self.home.iter().map(|h| h.path().to_path_buf()).collect()
+    fn watched(&self) -> Vec<&crate::scratch::Scratch> {
+        self.home.iter().collect()
     }
 
     /// `handler (display, sdk, runtime)`: the name from `hello`, then how it is run, then the
