@@ -14,7 +14,7 @@ use memcert_app::appcert;
 use memcert_app::mockapi::{Fault, SessionLog};
 use memcert_app::transcript::Transcript;
 
-use crate::args::{seconds, AppArgs, GradeArgs, HandlerArgs, ReportArgs, SelectArgs};
+use crate::args::{seconds, AppArgs, GradeArgs, HandlerArgs, ReportArgs, ScratchArgs, SelectArgs};
 use crate::reporting::{reported, warn};
 
 /// The flags of `memcert certify`.
@@ -61,10 +61,13 @@ pub struct CertifyArgs {
     /// run still fails on a REGRESSION.
     #[arg(long, requires = "baseline")]
     pub update_baseline: bool,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
 }
 
 /// `memcert certify`: check the flags and files, then run the catalog or, with --app, the app.
 pub fn run(args: CertifyArgs) -> Result<i32> {
+    args.scratch.apply();
     seconds("--timeout", args.handler.timeout)?;
     args.reports.check_writable()?;
     let config = config(&args)?;
