@@ -348,9 +348,17 @@ impl Sandbox {
         }
     }
 
-    /// A handle on the store root, opened with no link followed.
-    fn root_dir(&self) -> io::Result<Dir> {
+    /// A handle on the store root, opened from `base/`'s handle with no link followed.
+    ///
+    /// # Errors
+    /// The root is a link, not a folder, or gone.
+    pub fn root_dir(&self) -> io::Result<Dir> {
         self.base_dir.open_dir_nofollow(&self.root_name)
+    }
+
+    /// The handle on `base/`, the root's parent, held since the layout.
+    pub fn base_dir(&self) -> &Dir {
+        &self.base_dir
     }
 
     /// The folder holding a virtual path below the root (made when `create`) and its last
