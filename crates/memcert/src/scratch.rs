@@ -112,15 +112,38 @@ fn check_trusted(dir: &Dir, at: &Path) -> io::Result<()> {
 /// folder passing the StrictModes check (owned by the current user or root; not writable by
 /// group or others unless sticky). Returns the handle and the path walked.
 ///
+/// A path is resolved once per process: later calls with the same path get the same folder
+/// (a new handle on it) while it exists, whatever has been swapped for a link on the way since.
+///
 /// # Ambient authority
-/// Resolves `path` and opens folders by name from `/`.
+/// Resolves `path` and opens folders by name from `/`, the first time.
 ///
 /// # Errors
 /// [`InsecureDir`] (as an `io::Error` of kind `PermissionDenied`) for a folder that fails the
 /// check, unless [`set_insecure_dirs`]; any I/O error of the walk (a component swapped for a
 /// link during it: `ELOOP` or `ENOTDIR`).
 pub fn trusted_dir(path: &Path) -> io::Result<(Dir, PathBuf)> {
-    let canon = std::fs::canonicalize(std::path::absolute(path)?)?;
+    type Cache = std::collections::HashMap<PathBuf, (Dir, PathBuf)>;
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = std::path::absolute(path)?;
+    if let Some((dir, walked)) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        // A folder removed since (no links left) is resolved again.
+        if dir.dir_metadata().is_ok_and(|m| m.nlink() > 0) {
+            return Ok((dir.try_clone()?, walked.clone()));
+        }
+    }
+    let (dir, walked) = walk_trusted(&key)?;
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, (dir.try_clone()?, walked.clone()));
+    Ok((dir, walked))
+}
+
+/// [`trusted_dir`]'s resolution and walk, uncached.
+fn walk_trusted(path: &Path) -> io::Result<(Dir, PathBuf)> {
+    let canon = std::fs::canonicalize(path)?;
     let mut at = PathBuf::from("/");
     let mut dir = Dir::open_ambient_dir("/", cap_std::ambient_authority())?;
     check_trusted(&dir, &at)?;
@@ -263,7 +286,9 @@ impl Scratch {
     /// The run folder at `run` (an absolute path) the user named, taken for memcert to lay out
     /// in: absent (memcert makes it and any missing parents, mode 0700, and removes what it
     /// made), or an empty folder owned by the current user with no group or other bits (emptied
-    /// again afterwards). The folders above it pass [`trusted_dir`]. With
+    /// again afterwards). The folders above it pass [`trusted_dir`]'s check. It is reached
+    /// from the nearest folder that existed the first time the process named `run` (resolved
+    /// then, once), down one name at a time with no link followed. With
     /// [`set_insecure_dirs`], an existing folder only has to be empty.
     ///
     /// # Ambient authority
@@ -272,31 +297,35 @@ impl Scratch {
     /// # Errors
     /// [`check_run_folder`]'s, or any I/O error of making the folders.
     pub fn run_folder(run: &Path) -> io::Result<Scratch> {
-        let (mut dir, mut path, missing) = open_run_parent(run)?;
-        if missing.is_empty() {
-            let name = run.file_name().unwrap_or_default();
-            let d = dir.open_dir_nofollow(name).map_err(|e| run_error(run, e))?;
-            check_private(&d, run)?;
-            return Ok(Scratch {
-                path: path.join(name),
-                dir: d,
-                top: None,
-                done: false,
-            });
-        }
+        let (mut dir, mut path, names) = anchor_of(run)?;
         let mut top = None;
-        for name in missing.iter().rev() {
-            let (next, dev, ino) = make_private(&dir, name)?;
+        for (i, name) in names.iter().enumerate() {
+            let last = i + 1 == names.len();
+            let next = match dir.open_dir_nofollow(name) {
+                Ok(d) if last => {
+                    check_private(&d, run)?;
+                    d
+                }
+                Ok(d) => {
+                    check_trusted(&d, &path.join(name))?;
+                    d
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    let (d, dev, ino) = make_private(&dir, name)?;
+                    if top.is_none() {
+                        top = Some(Made {
+                            parent: dir.try_clone()?,
+                            name: name.clone(),
+                            dev,
+                            ino,
+                        });
+                    }
+                    d
+                }
+                Err(e) => return Err(run_error(&path.join(name), e)),
+            };
             path.push(name);
-            let made = std::mem::replace(&mut dir, next);
-            if top.is_none() {
-                top = Some(Made {
-                    parent: made,
-                    name: name.clone(),
-                    dev,
-                    ino,
-                });
-            }
+            dir = next;
         }
         Ok(Scratch {
             path,
@@ -375,36 +404,52 @@ fn run_error(run: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", run.display()))
 }
 
-/// The nearest existing folder at or above `run`'s parent, opened by [`trusted_dir`], its path,
-/// and the names below it still to make down to `run` (deepest first; empty when `run`
-/// exists, in which case the handle is on `run`'s parent).
-fn open_run_parent(run: &Path) -> io::Result<(Dir, PathBuf, Vec<OsString>)> {
+/// Where `run` (an absolute path) is reached from: the nearest folder above it that existed the
+/// first time this process asked ([`trusted_dir`], so resolved once), its path, and the names
+/// from it down to `run` (`run`'s own name last). Every later walk goes down from that handle
+/// one name at a time with `O_NOFOLLOW`, so a folder on the way swapped for a link since is
+/// never followed.
+fn anchor_of(run: &Path) -> io::Result<(Dir, PathBuf, Vec<OsString>)> {
+    type Cache = std::collections::HashMap<PathBuf, (PathBuf, Vec<OsString>)>;
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
     if !run.is_absolute() || run.parent().is_none() || run.file_name().is_none() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("{}: not an absolute folder path", run.display()),
         ));
     }
-    let mut missing = Vec::new();
-    let mut at = run;
-    loop {
-        match std::fs::symlink_metadata(at) {
-            Ok(_) => break,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                missing.push(at.file_name().unwrap_or_default().to_owned());
-                at = at.parent().unwrap_or(Path::new("/"));
+    let cache = CACHE.get_or_init(Default::default);
+    let known = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(run)
+        .cloned();
+    let (anchor, names) = match known {
+        Some(k) => k,
+        None => {
+            let mut names = vec![run.file_name().unwrap_or_default().to_owned()];
+            let mut at = run.parent().unwrap_or(Path::new("/"));
+            loop {
+                match std::fs::symlink_metadata(at) {
+                    Ok(_) => break,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        names.push(at.file_name().unwrap_or_default().to_owned());
+                        at = at.parent().unwrap_or(Path::new("/"));
+                    }
+                    Err(e) => return Err(run_error(at, e)),
+                }
             }
-            Err(e) => return Err(run_error(at, e)),
+            names.reverse();
+            let k = (at.to_path_buf(), names);
+            cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(run.to_path_buf(), k.clone());
+            k
         }
-    }
-    let exists = missing.is_empty();
-    let open = if exists {
-        run.parent().unwrap_or(at)
-    } else {
-        at
     };
-    let (dir, path) = trusted_dir(open)?;
-    Ok((dir, path, missing))
+    let (dir, path) = trusted_dir(&anchor)?;
+    Ok((dir, path, names))
 }
 
 /// A user's existing run folder must be empty, and (unless [`set_insecure_dirs`]) owned by the
@@ -442,8 +487,9 @@ fn check_private(dir: &Dir, run: &Path) -> io::Result<()> {
 }
 
 /// [`Scratch::run_folder`]'s checks without making or taking anything: the folders above
-/// `run` pass [`trusted_dir`]; `run` is absent, or an empty, private folder of the current
-/// user, and not a link.
+/// `run` pass [`trusted_dir`]'s check; `run` is absent, or an empty, private folder of the
+/// current user, and not a link. Resolves `run`'s nearest existing folder for the process (a
+/// check before the run pins what the run's layouts walk down from).
 ///
 /// # Ambient authority
 /// As [`Scratch::run_folder`].
@@ -452,11 +498,20 @@ fn check_private(dir: &Dir, run: &Path) -> io::Result<()> {
 /// The first check that fails: [`InsecureDir`] (kind `PermissionDenied`), a folder that is not
 /// empty (`AlreadyExists`), a path that is not absolute (`InvalidInput`) or an I/O error.
 pub fn check_run_folder(run: &Path) -> io::Result<()> {
-    let (dir, _, missing) = open_run_parent(run)?;
-    if missing.is_empty() {
-        let name = run.file_name().unwrap_or_default();
-        let d = dir.open_dir_nofollow(name).map_err(|e| run_error(run, e))?;
-        check_private(&d, run)?;
+    let (mut dir, mut path, names) = anchor_of(run)?;
+    for (i, name) in names.iter().enumerate() {
+        let d = match dir.open_dir_nofollow(name) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(run_error(&path.join(name), e)),
+        };
+        path.push(name);
+        if i + 1 == names.len() {
+            check_private(&d, run)?;
+        } else {
+            check_trusted(&d, &path)?;
+        }
+        dir = d;
     }
     Ok(())
 }
