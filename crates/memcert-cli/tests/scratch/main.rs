@@ -580,6 +580,77 @@ fn another_uid_cannot_make_memcert_write_or_delete_outside_its_scratch() {
     }
 }
 
+/// A `--memory-dir` whose folders another user could change is refused before anything runs,
+/// in one line naming the folder and `--insecure-dirs`, exit 2: a folder above it writable by
+/// others and not sticky; a run folder (two levels up) that is empty but not private; as root,
+/// an empty run folder owned by `nobody` (the issue's critical case). `--insecure-dirs` runs
+/// it, and nothing is left in the folders.
+// See: issue 13, the critical bug (`--app` and `mock-api` accepted another user's empty run
+// folder).
+#[test]
+fn a_memory_dir_others_can_change_is_refused_in_one_line() {
+    let s = tempfile::tempdir().unwrap();
+    let transcript = root().join("fixtures/transcripts/symlink-outside.json");
+    let mock = |memory_dir: &Path, extra: &[&str]| {
+        let mut args = vec!["mock-api", "--timeout", "0.2", "--transcript"];
+        args.push(transcript.to_str().unwrap());
+        args.extend(["--memory-dir", memory_dir.to_str().unwrap()]);
+        args.extend(extra);
+        memcert(&args)
+    };
+    let refused = |memory_dir: &Path, folder: &Path, why: &str| {
+        let (code, _, stderr) = mock(memory_dir, &[]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "memcert: error: --memory-dir {}: {} {why}: another user could swap what memcert makes in it for a link; fix its owner or mode, or pass --insecure-dirs\n",
+                memory_dir.display(),
+                folder.display()
+            )
+        );
+        let (code, stdout, stderr) = mock(memory_dir, &["--insecure-dirs"]);
+        assert_eq!(code, Some(1), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("the conversation was not finished"),
+            "{stdout}"
+        );
+    };
+    let open = s.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    refused(
+        &open.join("x/run/base/memories"),
+        &open,
+        "is writable by group or others (mode 0777) and not sticky",
+    );
+    assert_eq!(std::fs::read_dir(&open).unwrap().count(), 0);
+    let run = s.path().join("shared/run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755)).unwrap();
+    refused(
+        &run.join("base/memories"),
+        &run,
+        "is not private (mode 0755; remove it or `chmod 700` it)",
+    );
+    assert_eq!(std::fs::read_dir(&run).unwrap().count(), 0);
+    if rustix::process::geteuid().is_root() {
+        let theirs = s.path().join("theirs/run");
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let uid = rustix::process::Uid::from_raw(nobody());
+        rustix::fs::chown(&theirs, Some(uid), None).unwrap();
+        refused(
+            &theirs.join("base/memories"),
+            &theirs,
+            &format!("is owned by uid {}, not by you (uid 0); memcert lays out only in a folder it makes or an empty one of yours", nobody()),
+        );
+        assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
+    } else {
+        println!("the run folder of another user is checked as root only (chown)");
+    }
+}
+
 /// Both races at length, with their figures printed (not run in CI).
 #[test]
 #[ignore = "long: prints the race figures"]
