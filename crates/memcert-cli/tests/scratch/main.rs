@@ -128,10 +128,9 @@ fn exchange(a: &Path, b: &Path) -> bool {
 /// Put a link to `target` at `p` (the object that was there goes to `p~lnk`), wait a moment,
 /// and put it back unless `keep`. True when the link was put in place.
 fn swap_for_link(p: &Path, target: &Path, keep: bool, spin: usize) -> bool {
-    let Some(name) = p.file_name() else {
+    let Some(lnk) = lnk_of(p) else {
         return false;
     };
-    let lnk = p.with_file_name(format!("{}~lnk", name.to_string_lossy()));
     if std::os::unix::fs::symlink(target, &lnk).is_err() {
         return false;
     }
@@ -149,6 +148,30 @@ fn swap_for_link(p: &Path, target: &Path, keep: bool, spin: usize) -> bool {
         let _ = std::fs::remove_file(&lnk);
     }
     swapped
+}
+
+/// Where [`swap_for_link`] puts the object it swaps out: `p~lnk`.
+fn lnk_of(p: &Path) -> Option<PathBuf> {
+    let name = p.file_name()?;
+    Some(p.with_file_name(format!("{}~lnk", name.to_string_lossy())))
+}
+
+/// Remove what a swap left in place at `p` (the link, and the object renamed to `p~lnk`),
+/// which memcert no longer reaches: the swapper's garbage, so the folders it walks stay small.
+fn collect_garbage(p: &Path) {
+    if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()) {
+        let _ = std::fs::remove_file(p);
+    }
+    let Some(lnk) = lnk_of(p) else { return };
+    match std::fs::symlink_metadata(&lnk) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(&lnk);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(&lnk);
+        }
+        Err(_) => {}
+    }
 }
 
 /// Every object below `dir` down to `depth` levels, links and the swapper's own `~lnk` names
@@ -249,6 +272,10 @@ fn race_cases() -> Vec<Case> {
         .collect()
 }
 
+/// How long a swap left in place stays before the swapper removes it (memcert meets the link
+/// for that long).
+const GARBAGE_AFTER: Duration = Duration::from_millis(300);
+
 /// The same-uid race: `rounds` cases (and every other round an adapter folder or an app run
 /// folder) laid out, run, walked and removed while a thread swaps their components for links
 /// to the canary folder.
@@ -274,7 +301,16 @@ fn same_uid(rounds: usize) -> Figures {
         std::thread::spawn(move || {
             let mut rng = Rng(0x13_5eed);
             let (mut swaps, mut kept) = (0, 0);
+            let mut garbage = std::collections::VecDeque::new();
             while !stop.load(Ordering::Relaxed) {
+                while garbage
+                    .front()
+                    .is_some_and(|(t, _): &(Instant, PathBuf)| t.elapsed() > GARBAGE_AFTER)
+                {
+                    if let Some((_, p)) = garbage.pop_front() {
+                        collect_garbage(&p);
+                    }
+                }
                 let mut found = Vec::new();
                 for root in &roots {
                     components(root, 4, &mut found);
@@ -292,6 +328,9 @@ fn same_uid(rounds: usize) -> Figures {
                 if swap_for_link(p, &to, keep, rng.below(20)) {
                     swaps += 1;
                     kept += u64::from(keep);
+                    if keep {
+                        garbage.push_back((Instant::now(), p.clone()));
+                    }
                 }
             }
             (swaps, kept)
@@ -323,6 +362,9 @@ fn same_uid(rounds: usize) -> Figures {
             _ => {}
         }
         f.rounds += 1;
+        if rounds >= 5_000 && f.rounds % 1_000 == 0 {
+            eprintln!("same-uid race: {} rounds", f.rounds);
+        }
     }
     drop(target);
     stop.store(true, Ordering::Relaxed);
@@ -346,12 +388,13 @@ fn same_uid(rounds: usize) -> Figures {
 
 fn check_same_uid(f: &Figures) {
     println!(
-        "same-uid race: {} rounds, {} swaps for links ({} left in place), {} cases ERROR under \
-         the race, {} top-level entries left (renamed away by the swapper), writes or deletes \
-         outside memcert's scratch: {}",
+        "same-uid race: {} rounds, {} swaps for links ({} left in place for {} ms), {} cases \
+         ERROR under the race, {} top-level entries left at the end, writes or deletes outside \
+         memcert's scratch: {}",
         f.rounds,
         f.swaps,
         f.left_swapped,
+        GARBAGE_AFTER.as_millis(),
         f.errors,
         f.leftovers,
         f.outside.len()
