@@ -873,6 +873,53 @@ mod scenario_tests {
         assert!(std::fs::symlink_metadata(&alias).is_err());
     }
 
+    /// What a handler swaps for a link (a folder around the root, the root itself, the run
+    /// folder's own name) is never walked, planted, changed or removed through.
+    // See: issue 13, "memcert's own scratch by handle".
+    #[test]
+    fn links_swapped_into_the_sandbox_are_never_followed() {
+        let victim = tempfile::tempdir().unwrap();
+        std::fs::create_dir(victim.path().join("sub")).unwrap();
+        std::fs::write(victim.path().join("keep.txt"), "keep").unwrap();
+        std::fs::write(victim.path().join("sub/keep.txt"), "keep").unwrap();
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let swap = |p: std::path::PathBuf| {
+            std::fs::rename(&p, p.with_extension("away")).unwrap();
+            std::os::unix::fs::symlink(victim.path(), &p).unwrap();
+        };
+        swap(sb.base().join("outside"));
+        swap(sb.root().to_path_buf());
+        let outside = sb.outside_unchecked();
+        assert!(matches!(
+            outside.get(std::path::Path::new("base/outside")),
+            Some((Node::Symlink(_), _))
+        ));
+        assert!(!outside.keys().any(|k| k.ends_with("keep.txt")));
+        assert_eq!(sb.node_unchecked("/memories/keep.txt"), None);
+        assert!(sb
+            .plant_unchecked(&crate::suite::Fs::File {
+                path: "/memories/new.txt".into(),
+                content: b"x".to_vec(),
+            })
+            .is_err());
+        assert!(sb.token_in_store_unchecked().is_empty());
+        let run = sb.run_dir().to_path_buf();
+        let moved = run.with_extension("away");
+        std::fs::rename(&run, &moved).unwrap();
+        std::os::unix::fs::symlink(victim.path(), &run).unwrap();
+        drop(sb);
+        assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 2);
+        assert_eq!(
+            std::fs::read_to_string(victim.path().join("sub/keep.txt")).unwrap(),
+            "keep"
+        );
+        // The run folder was emptied through its handle under its new name; the link is left.
+        assert_eq!(std::fs::read_dir(&moved).unwrap().count(), 0);
+        assert!(std::fs::symlink_metadata(&run).unwrap().is_symlink());
+        std::fs::remove_file(&run).unwrap();
+        std::fs::remove_dir(&moved).unwrap();
+    }
+
     fn setup_path(s: &Scenario) -> String {
         match &s.setup[0] {
             Fs::Symlink { path, .. } => path.clone(),
