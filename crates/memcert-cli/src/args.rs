@@ -9,6 +9,7 @@
 //! - [`GradeArgs`] (`--profile`, `--strict`, `--fail-on`): `certify`, `mock-api`;
 //! - [`ReportArgs`] (`--report-json`, `--junit`, `--markdown`, `--html`): `certify`;
 //! - [`StopArgs`] (`--deadline`): `certify`, `snapshot`.
+//! - [`ScratchArgs`] (`--insecure-dirs`): `certify`, `snapshot`, `mock-api`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -46,6 +47,26 @@ impl StopArgs {
             .map(|d| seconds("--deadline", d))
             .transpose()?;
         interrupt::stop(within)
+    }
+}
+
+/// memcert's own scratch folders (`certify`, `snapshot`, `mock-api`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ScratchArgs {
+    /// Accept folders that fail memcert's ownership checks: a --memory-dir (or a folder above
+    /// it, or the temp folder) not owned by you or root, or writable by group or others
+    /// without the sticky bit; a run folder (two levels above --memory-dir) that is empty but
+    /// not yours or not private. Another user could then swap what the handler is told for a
+    /// link; memcert itself still never follows one.
+    #[arg(long)]
+    pub insecure_dirs: bool,
+}
+
+impl ScratchArgs {
+    /// Set the process's policy ([`memcert::scratch::set_insecure_dirs`]) before any folder is
+    /// made.
+    pub fn apply(&self) {
+        memcert::scratch::set_insecure_dirs(self.insecure_dirs);
     }
 }
 
@@ -236,8 +257,10 @@ pub struct AppArgs {
     pub app: Option<String>,
     /// With --app: the app's memory store root (what /memories maps to; for the Python SDK's
     /// BetaLocalFilesystemMemoryTool(base_path=B) that is B/memories). The folder two levels
-    /// up must be absent or empty: memcert puts its canaries there, and empties it afterwards
-    /// (removes it if memcert made it). No `..` in it, and that folder must not be a link.
+    /// up must be absent, or empty, yours and private (mode 0700): memcert puts its canaries
+    /// there, and empties it afterwards (removes what it made). No `..` in it, that folder
+    /// must not be a link, and every folder above it must be owned by you or root and not
+    /// writable by others unless sticky, like /tmp (see --insecure-dirs).
     #[arg(long, value_name = "DIR", requires = "app")]
     pub memory_dir: Option<PathBuf>,
     /// With --app: a folder of transcripts (*.json, docs/transcripts.md), or one transcript

@@ -8,6 +8,8 @@
 //! - [`suite`] (crate `memcert-cases`): the case catalog, verdicts, payloads and scenarios.
 //!
 //! Its own modules, in data-flow order:
+//! - [`scratch`]: memcert's own working folders, private and handled by directory handles only,
+//!   and the StrictModes check of folders a user names;
 //! - [`attack`]: the sandbox a case runs in (canaries planted around the store root) and the
 //!   canary oracle;
 //! - [`stop`]: when a run must stop early (a signal, the run's deadline), shared by every wait;
@@ -37,6 +39,7 @@ pub mod exit;
 pub mod expected;
 pub mod fuzz;
 pub mod report;
+pub mod scratch;
 pub mod select;
 pub mod setup;
 pub mod stop;

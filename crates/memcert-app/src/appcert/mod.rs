@@ -115,8 +115,9 @@ pub enum AppError {
     /// The mock could not start.
     #[error("the mock Messages API cannot start")]
     Mock(#[source] std::io::Error),
-    /// The memory folder cannot hold a sandbox: `..` in it, fewer than two parents, or its
-    /// grandparent a link, not a folder, or unreadable.
+    /// The memory folder cannot hold a sandbox: `..` in it, fewer than two parents, its
+    /// grandparent a link, not a folder, unreadable, not yours or not private, or a folder
+    /// above it another user could change (`--insecure-dirs` accepts the last two).
     #[error("--memory-dir {memory_dir}: {why}")]
     MemoryDir {
         /// The memory folder.
@@ -280,7 +281,8 @@ fn drive(
 }
 
 /// The memory folder must be named without `..` and have two parents; its grandparent, where
-/// the canaries go, must be absent or an empty, readable, real folder (not a link).
+/// the canaries go, must be absent or an empty, readable, real folder (not a link) of the
+/// current user with no group or other bits, below folders that pass the StrictModes check.
 fn check_memory_dir(memory_dir: &Path) -> Result<(), AppError> {
     let bad = |why: String| AppError::MemoryDir {
         memory_dir: memory_dir.to_owned(),
@@ -303,7 +305,7 @@ fn check_memory_dir(memory_dir: &Path) -> Result<(), AppError> {
         ));
     };
     match std::fs::symlink_metadata(run) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return check_private(run, &bad),
         Err(e) => return Err(bad(format!("{}: {e}", run.display()))),
         Ok(m) if m.file_type().is_symlink() => {
             return Err(bad(format!(
@@ -324,9 +326,16 @@ fn check_memory_dir(memory_dir: &Path) -> Result<(), AppError> {
             memory_dir: memory_dir.to_owned(),
             run: run.to_owned(),
         }),
-        Ok(false) => Ok(()),
+        Ok(false) => check_private(run, &bad),
         Err(e) => Err(bad(format!("{} cannot be listed: {e}", run.display()))),
     }
+}
+
+/// The run folder (absent or empty) and the folders above it pass memcert's checks of a folder
+/// a user names ([`memcert::scratch::check_run_folder`]): each folder above is owned by you or
+/// root and not writable by others unless sticky; an existing run folder is yours and private.
+fn check_private(run: &Path, bad: &dyn Fn(String) -> AppError) -> Result<(), AppError> {
+    memcert::scratch::check_run_folder(run).map_err(|e| bad(e.to_string()))
 }
 
 /// How the app process (or the wait for a person's app) ended.

@@ -4,7 +4,6 @@
 //! SIGKILL, so nothing it started outlives its case.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use rustix::process::{Pid, Signal};
 use super::{AppConfig, Ending};
 use crate::transcript::Transcript;
 use memcert::attack::sandbox::Sandbox;
+use memcert::scratch::Scratch;
 
 /// What an app run left once it was over.
 pub(super) struct Supervised {
@@ -37,7 +37,7 @@ pub(super) struct AppEnv<'a> {
 /// Start the app (`words`), wait for it within the time limit, then kill whatever it left
 /// running; its output goes to a temporary folder, of which the end of stderr is kept.
 pub(super) fn run_app(app: &AppConfig, words: &[String], env: &AppEnv) -> Supervised {
-    let logs = match tempfile::Builder::new().prefix("memcert-app-").tempdir() {
+    let logs = match memcert::scratch::Scratch::new("memcert-app-") {
         Ok(logs) => logs,
         Err(e) => {
             return Supervised {
@@ -47,17 +47,17 @@ pub(super) fn run_app(app: &AppConfig, words: &[String], env: &AppEnv) -> Superv
             }
         }
     };
-    let (ending, escaped) = supervise(app, words, env, logs.path());
+    let (ending, escaped) = supervise(app, words, env, &logs);
     Supervised {
         ending,
         escaped,
-        stderr: tail(&logs.path().join("stderr")),
+        stderr: tail(&logs, "stderr"),
     }
 }
 
 /// Spawn the app, wait for it, kill what it left; how it ended and how many escaped
 /// processes were killed.
-fn supervise(app: &AppConfig, words: &[String], env: &AppEnv, logs: &Path) -> (Ending, usize) {
+fn supervise(app: &AppConfig, words: &[String], env: &AppEnv, logs: &Scratch) -> (Ending, usize) {
     let mut child = match spawn(words, env, logs) {
         Ok(c) => c,
         Err(ending) => return (ending, 0),
@@ -72,11 +72,8 @@ fn supervise(app: &AppConfig, words: &[String], env: &AppEnv, logs: &Path) -> (E
 }
 
 /// Start the app in a process group of its own, its stdout and stderr in `logs`.
-fn spawn(words: &[String], env: &AppEnv, logs: &Path) -> Result<Child, Ending> {
-    let (Ok(out), Ok(err)) = (
-        std::fs::File::create(logs.join("stdout")),
-        std::fs::File::create(logs.join("stderr")),
-    ) else {
+fn spawn(words: &[String], env: &AppEnv, logs: &Scratch) -> Result<Child, Ending> {
+    let (Ok(out), Ok(err)) = (logs.create_file("stdout"), logs.create_file("stderr")) else {
         return Err(Ending::NotStarted(
             "cannot create the app's output files".into(),
         ));
@@ -184,8 +181,11 @@ fn descendants(root: i32, seen: &mut BTreeMap<i32, u64>) {
     }
 }
 
-/// The last lines of a file, joined with ` | `.
-fn tail(path: &Path) -> String {
-    let text = std::fs::read(path).unwrap_or_default();
+/// The last lines of the file `name` in `logs` (read through its handle), joined with ` | `.
+fn tail(logs: &Scratch, name: &str) -> String {
+    let mut text = Vec::new();
+    if let Ok(mut f) = logs.open_file(name) {
+        let _ = std::io::Read::read_to_end(&mut f, &mut text);
+    }
     memcert::target::last_lines(&String::from_utf8_lossy(&text))
 }

@@ -15,7 +15,9 @@ use memcert_app::appcert;
 use memcert_app::mockapi::{Fault, SessionLog};
 use memcert_app::transcript::Transcript;
 
-use crate::args::{seconds, AppArgs, GradeArgs, HandlerArgs, ReportArgs, SelectArgs, StopArgs};
+use crate::args::{
+    seconds, AppArgs, GradeArgs, HandlerArgs, ReportArgs, ScratchArgs, SelectArgs, StopArgs,
+};
 use crate::reporting::{reported, say, warn};
 
 /// The flags of `memcert certify`.
@@ -64,11 +66,14 @@ pub struct CertifyArgs {
     /// run still fails on a REGRESSION.
     #[arg(long, requires = "baseline")]
     pub update_baseline: bool,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
 }
 
 /// `memcert certify`: check the flags and files, then run the catalog or, with --app, the app,
 /// until it ends or SIGINT, SIGTERM or --deadline stops it.
 pub fn run(args: CertifyArgs) -> Result<i32> {
+    args.scratch.apply();
     seconds("--timeout", args.handler.timeout)?;
     args.reports
         .check_writable(&[("wire log", args.wire_log.as_deref())])?;

@@ -12,7 +12,7 @@ use memcert_app::appcert::{self, AppConfig};
 use memcert_app::mockapi::{Fault, Threads};
 use memcert_app::transcript::Transcript;
 
-use crate::args::{check_outputs, seconds, GradeArgs};
+use crate::args::{check_outputs, seconds, GradeArgs, ScratchArgs};
 use crate::interrupt;
 use crate::reporting::{finish, gated, out, say};
 
@@ -24,7 +24,8 @@ pub struct MockApiArgs {
     pub transcript: PathBuf,
     /// Your app's memory store root (what /memories maps to), so memcert can plant the
     /// transcript's setup and canaries around it and check the store afterwards. The folder two
-    /// levels up must be absent or empty. Without it, a scratch folder stands in: only the
+    /// levels up must be absent, or empty, yours and private (mode 0700), below folders only
+    /// you or root can change (see --insecure-dirs). Without it, a scratch folder stands in: only the
     /// replies are graded, and a transcript with setup or checks is refused.
     #[arg(long, value_name = "DIR")]
     pub memory_dir: Option<PathBuf>,
@@ -42,10 +43,13 @@ pub struct MockApiArgs {
     /// Also write the JSON report here.
     #[arg(long, value_name = "FILE")]
     pub report_json: Option<PathBuf>,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
 }
 
 /// `mock-api`: one transcript served to an app driven by hand, then graded.
 pub fn run(args: MockApiArgs) -> Result<i32> {
+    args.scratch.apply();
     let timeout = seconds("--timeout", args.timeout)?;
     check_outputs(&[("JSON report", args.report_json.as_deref())])?;
     let transcript = Transcript::load(&args.transcript)?;
@@ -98,7 +102,7 @@ pub fn run(args: MockApiArgs) -> Result<i32> {
 fn memory_dir(
     args: &MockApiArgs,
     transcript: &Transcript,
-) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
+) -> Result<(PathBuf, Option<memcert::scratch::Scratch>)> {
     if let Some(d) = &args.memory_dir {
         return Ok((d.clone(), None));
     }
@@ -108,7 +112,7 @@ fn memory_dir(
             args.transcript.display()
         );
     }
-    let scratch = tempfile::tempdir().context("no scratch folder")?;
+    let scratch = memcert::scratch::Scratch::new("memcert-mock-").context("no scratch folder")?;
     Ok((scratch.path().join("run/base/memories"), Some(scratch)))
 }
 

@@ -12,7 +12,7 @@ use memcert::report::snapshots::{SnapshotWriter, Write as SnapWrite};
 use memcert::text::Profile;
 use memcert_app::appcert;
 
-use crate::args::{AppArgs, HandlerArgs, SelectArgs, StopArgs};
+use crate::args::{AppArgs, HandlerArgs, ScratchArgs, SelectArgs, StopArgs};
 use crate::progress::Progress;
 use crate::reporting::say;
 
@@ -35,11 +35,14 @@ pub struct SnapshotArgs {
     pub select: SelectArgs,
     #[command(flatten)]
     pub stop: StopArgs,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
 }
 
 /// `memcert snapshot`: run the cases (or, with --app, the transcripts through the app) and
 /// write one snapshot per case.
 pub fn run(args: SnapshotArgs) -> Result<i32> {
+    args.scratch.apply();
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,

@@ -1,8 +1,8 @@
-//! The per-case sandbox: a fresh temporary folder holding the store root, canary files around
+//! The per-case sandbox: a fresh private folder holding the store root, canary files around
 //! it, and the case's planted files, links and FIFOs inside it.
 //!
 //! ```text
-//! <run>/                     a fresh temp dir per case
+//! <run>/                     a fresh private folder per case (crate::scratch)
 //!   canary.txt, etc/passwd   canaries two levels above the root
 //!   base/                    base_dir given to the handler
 //!     canary.txt, etc/passwd canaries one level above the root
@@ -31,19 +31,40 @@
 //! `memories/` in order, after the canaries. A [`Fs::RootSymlink`] replaces `memories/` itself
 //! with a link ([`Fs::RootFifo`], [`Fs::RootFile`]: with a FIFO, a regular file); the store is then empty (nothing of the outside is counted as in the store) and
 //! the root is not followed by any walk here. Permission bits ([`Fs::Mode`]) are given back
-//! (`u+rwx` on every folder) before the folder is removed.
+//! (`u+rwx` on every folder) as the folder is removed.
+//!
+//! # Guarantees
+//! - The run folder and the alias are [`Scratch`] folders: fresh, private (0700), made in a
+//!   temp folder that passes the StrictModes check, or (an app's fixed memory folder,
+//!   [`Sandbox::create_at_unchecked`]) an absent or empty private run folder of the current
+//!   user below folders that pass it.
+//! - The harness lays out, reads back (the oracle's trees, [`Sandbox::node_unchecked`]) and
+//!   removes the sandbox only through the handles it holds on the run folder, `base/` and the
+//!   alias, and handles opened from them one name at a time with `O_NOFOLLOW`: whatever a
+//!   handler (or anyone) swaps for a link, the harness never reads, writes, changes the mode
+//!   of, or removes anything through it. A walk skips what it cannot open without following.
+//!
+//! # Non-guarantees
+//! - Handlers get host paths ([`Sandbox::base`], [`Sandbox::root`]) and resolve them
+//!   themselves; what they do is judged, not prevented.
+//! - Files are read whole: a handler that writes a huge file in the sandbox makes the walks
+//!   read it.
 //!
 //! # Ambient authority
-//! Everything here works on host paths with `std::fs`, outside any capability: it is the
-//! harness laying out and inspecting the scene, never a handler. Functions that do so end in
-//! `_unchecked`.
+//! Making the run folder opens its parent folder by host path once (`crate::scratch`); the
+//! rest goes through handles. The `_unchecked` names are kept from when it did not: they still
+//! mark the harness's own access to the scene, outside any handler's capability.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use cap_fs_ext::{DirExt as _, FollowSymlinks, OpenOptionsFollowExt as _};
+use cap_std::fs::{Dir, DirBuilder, DirBuilderExt as _, MetadataExt as _, OpenOptions};
+
+use crate::scratch::{self, Scratch};
 use crate::suite::{Expected, Fs, LinkTo};
 
 /// One filesystem object as seen by `lstat` (links are never followed).
@@ -63,140 +84,94 @@ pub enum Node {
 /// followed.
 pub type Tree = BTreeMap<PathBuf, (Node, u32)>;
 
-/// The sandbox of one case. The folder is removed on drop.
+/// The sandbox of one case. The folders are removed on drop.
 #[derive(Debug)]
 pub struct Sandbox {
-    dir: RunDir,
+    /// The alias goes first: fields drop in order.
+    alias: Option<Scratch>,
+    run: Scratch,
+    /// A handle on `base/`, the root's parent.
+    base_dir: Dir,
+    /// `base/`'s name in the run folder.
+    base_name: OsString,
+    /// The root's name in `base/`.
+    root_name: OsString,
     base: PathBuf,
     root: PathBuf,
     token: String,
-    /// Some [`Fs::Mode`] was planted: folders must be made writable again before removal.
-    modes: bool,
-    /// The link to the run folder that inputs name instead of it (`None` when it could not be
-    /// made: inputs then name the run folder itself).
-    alias: Option<Alias>,
-}
-
-/// The folder `memcert-alias-XXXXXX` inputs name instead of the run folder ([module
-/// docs](self)); removed on drop.
-#[derive(Debug)]
-struct Alias {
-    dir: tempfile::TempDir,
-}
-
-impl Alias {
-    /// Make a fresh alias in `parent_dir` under a name no spelling of `secrets` is part of (a
-    /// few tries), with the canaries of the token `token` where payloads aim.
-    ///
-    /// # Ambient authority
-    /// Creates a temp dir in `parent_dir` and writes into it by host path.
-    fn make_unchecked(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<Alias> {
-        let mut last = io::Error::other("no alias name was free");
-        for _ in 0..8 {
-            let dir = match tempfile::Builder::new()
-                .prefix("memcert-alias-")
-                .tempdir_in(parent_dir)
-            {
-                Ok(d) => d,
-                Err(e) => {
-                    last = e;
-                    continue;
-                }
-            };
-            let text = dir.path().to_string_lossy();
-            if secrets
-                .iter()
-                .any(|s| !s.is_empty() && text.contains(s.as_str()))
-            {
-                continue;
-            }
-            let top = dir.path();
-            std::fs::create_dir_all(top.join("base/outside"))?;
-            std::fs::create_dir_all(top.join("base/memories"))?;
-            for rel in [
-                "canary.txt".to_owned(),
-                "base/canary.txt".to_owned(),
-                "base/outside/canary.txt".to_owned(),
-                "base/outside/secret.txt".to_owned(),
-                format!("base/outside/canary-{token}.txt"),
-            ] {
-                let name = Path::new(&rel)
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("");
-                std::fs::write(top.join(&rel), format!("{token} {name}\nSECRET line two\n"))?;
-            }
-            return Ok(Alias { dir });
-        }
-        Err(last)
-    }
+    /// The run folder is a fresh temp folder (its name is random, so it is a secret too).
+    temp: bool,
 }
 
 /// Where case sandboxes are made: `$TMPDIR` when it is set (the user's choice); otherwise
 /// `/dev/shm` when it is a writable tmpfs folder with at least 1 GiB free (laying out and
 /// walking some 25 canaries per case costs about a third of what it costs on a disk, which makes
 /// the harness's own time per case about 1 ms); otherwise the system temp folder. Decided once
-/// per process.
+/// per process, its links resolved.
 pub fn default_parent() -> &'static Path {
     static PARENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PARENT.get_or_init(|| {
-        if std::env::var_os("TMPDIR").is_some() {
-            return std::env::temp_dir();
-        }
-        let shm = Path::new("/dev/shm");
-        let roomy = rustix::fs::statvfs(shm)
-            .map(|s| s.f_bavail.saturating_mul(s.f_frsize) >= 1 << 30)
-            .unwrap_or(false);
-        let writable = rustix::fs::access(shm, rustix::fs::Access::WRITE_OK).is_ok();
-        if shm.is_dir() && roomy && writable {
-            shm.to_path_buf()
-        } else {
+        let chosen = if std::env::var_os("TMPDIR").is_some() {
             std::env::temp_dir()
-        }
+        } else {
+            let shm = Path::new("/dev/shm");
+            let roomy = rustix::fs::statvfs(shm)
+                .map(|s| s.f_bavail.saturating_mul(s.f_frsize) >= 1 << 30)
+                .unwrap_or(false);
+            let writable = rustix::fs::access(shm, rustix::fs::Access::WRITE_OK).is_ok();
+            if shm.is_dir() && roomy && writable {
+                shm.to_path_buf()
+            } else {
+                std::env::temp_dir()
+            }
+        };
+        std::fs::canonicalize(&chosen).unwrap_or(chosen)
     })
 }
 
-/// The run folder: a fresh temp dir, or a folder the user named that was absent or empty
-/// (emptied again on drop, removed if memcert made it).
-#[derive(Debug)]
-enum RunDir {
-    Temp(tempfile::TempDir),
-    At { path: PathBuf, existed: bool },
+/// The relative path below the store root of a virtual path (`/memories/a/b` -> `a/b`).
+fn rel_of(vpath: &str) -> PathBuf {
+    PathBuf::from(
+        vpath
+            .strip_prefix("/memories")
+            .unwrap_or(vpath)
+            .trim_start_matches('/'),
+    )
 }
 
-impl RunDir {
-    fn path(&self) -> &Path {
-        match self {
-            RunDir::Temp(t) => t.path(),
-            RunDir::At { path, .. } => path,
-        }
-    }
+/// Open or create `name` in `dir` for writing, truncated, never through a link and never
+/// blocking on a FIFO.
+fn open_write(dir: &Dir, name: &OsStr) -> io::Result<cap_std::fs::File> {
+    use cap_std::fs::OpenOptionsExt as _;
+    let mut o = OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    o.follow(FollowSymlinks::No);
+    o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    dir.open_with(name, &o)
 }
 
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        if let RunDir::At { path, existed } = self {
-            if *existed {
-                // Empty it again, keeping the folder itself (its mode and owner).
-                for entry in std::fs::read_dir(&*path).into_iter().flatten().flatten() {
-                    let p = entry.path();
-                    let _ = match entry.file_type() {
-                        Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
-                        _ => std::fs::remove_file(&p),
-                    };
-                }
-            } else {
-                let _ = std::fs::remove_dir_all(&*path);
-            }
-        }
-    }
+/// Write `content` to `name` in `dir` ([`open_write`]).
+fn write_at(dir: &Dir, name: impl AsRef<OsStr>, content: impl AsRef<[u8]>) -> io::Result<()> {
+    use std::io::Write as _;
+    open_write(dir, name.as_ref())?.write_all(content.as_ref())
+}
+
+/// Make a folder `name` in `dir` unless one is there, and open it with no link followed.
+fn dir_in(dir: &Dir, name: &str) -> io::Result<Dir> {
+    scratch::create_nofollow(dir, Path::new(name))
+}
+
+/// A special file (FIFO, socket) of mode 0600 named `name` in `dir`.
+fn mknod_at(dir: &Dir, name: &OsStr, kind: rustix::fs::FileType) -> io::Result<()> {
+    let mode = rustix::fs::Mode::from_raw_mode(0o600);
+    rustix::fs::mknodat(dir, name, kind, mode, 0).map_err(io::Error::from)
 }
 
 impl Sandbox {
     /// Lay out a fresh sandbox and the case's `setup`.
     ///
     /// # Ambient authority
-    /// Creates a temp dir and writes into it by host path.
+    /// Opens the temp folder ([`default_parent`]) by host path; the rest goes by handle.
     ///
     /// # Errors
     /// Any I/O error of the layout (a harness fault: the case is ERROR).
@@ -209,27 +184,29 @@ impl Sandbox {
     /// characters.
     ///
     /// # Ambient authority
-    /// Creates a temp dir in `parent` and writes into it by host path.
+    /// Opens `parent` by host path (`crate::scratch::trusted_dir`); the rest goes by handle.
     ///
     /// # Errors
-    /// Any I/O error of the layout.
+    /// `parent` fails the StrictModes check, or any I/O error of the layout.
     pub fn create_in_unchecked(parent: &Path, prefix: &str, setup: &[Fs]) -> io::Result<Sandbox> {
-        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
-        let run = dir.path().to_path_buf();
-        Sandbox::lay_out_unchecked(RunDir::Temp(dir), run.join("base/memories"), setup)
+        let run = Scratch::new_in(parent, prefix)?;
+        Sandbox::lay_out_unchecked(run, true, OsStr::new("base"), OsStr::new("memories"), setup)
     }
 
     /// Lay out a fresh sandbox whose store root is `root` (an app's fixed memory folder), with
     /// `root`'s parent as the base and its grandparent as the run folder. The run folder must be
-    /// absent or empty: memcert never writes among files it did not make. On drop the run folder
-    /// is emptied (removed if it was absent).
+    /// absent, or empty, owned by the current user and private (`crate::scratch::Scratch::run_folder`;
+    /// the folders above it pass the StrictModes check): memcert never writes among files it
+    /// did not make, nor in a folder another user can reach. On drop the run folder is emptied
+    /// (what memcert made is removed).
     ///
     /// # Ambient authority
-    /// Creates and writes the run folder by host path.
+    /// Opens the run folder's nearest existing folder by host path; the rest goes by handle.
     ///
     /// # Errors
     /// `root` with a `..` component or without two parents, a run folder that is a symbolic
-    /// link or not empty, or any I/O error.
+    /// link, not empty or not private, a folder above it that fails the StrictModes check, or
+    /// any I/O error.
     pub fn create_at_unchecked(root: &Path, setup: &[Fs]) -> io::Result<Sandbox> {
         if root
             .components()
@@ -243,21 +220,22 @@ impl Sandbox {
                 ),
             ));
         }
-        let run = root
-            .parent()
-            .and_then(Path::parent)
-            .filter(|p| !p.as_os_str().is_empty())
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "{} needs two parent folders for the canaries",
-                        root.display()
-                    ),
-                )
-            })?
-            .to_path_buf();
-        if std::fs::symlink_metadata(&run).is_ok_and(|m| m.file_type().is_symlink()) {
+        let (Some(root_name), Some(base_name), Some(run)) = (
+            root.file_name(),
+            root.parent().and_then(Path::file_name),
+            root.parent()
+                .and_then(Path::parent)
+                .filter(|p| !p.as_os_str().is_empty()),
+        ) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} needs two parent folders for the canaries",
+                    root.display()
+                ),
+            ));
+        };
+        if std::fs::symlink_metadata(run).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
@@ -266,233 +244,230 @@ impl Sandbox {
                 ),
             ));
         }
-        let existed = match std::fs::read_dir(&run) {
-            Ok(mut entries) => {
-                if entries.next().is_some() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::AlreadyExists,
-                        format!(
-                            "{} (two levels above the memory folder, where the canaries go) is not empty; memcert only lays out a sandbox in an absent or empty folder",
-                            run.display()
-                        ),
-                    ));
-                }
-                true
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(&run)?;
-                false
-            }
-            Err(e) => return Err(e),
-        };
-        let dir = RunDir::At { path: run, existed };
-        Sandbox::lay_out_unchecked(dir, root.to_path_buf(), setup)
+        let run = Scratch::run_folder(&std::path::absolute(run)?)?;
+        Sandbox::lay_out_unchecked(run, false, base_name, root_name, setup)
     }
 
-    fn lay_out_unchecked(dir: RunDir, root: PathBuf, setup: &[Fs]) -> io::Result<Sandbox> {
-        let base = root
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| root.clone());
-        let token = format!("MEMCERT-CANARY-{:016x}", fastrand::u64(..));
+    fn lay_out_unchecked(
+        run: Scratch,
+        temp: bool,
+        base_name: &OsStr,
+        root_name: &OsStr,
+        setup: &[Fs],
+    ) -> io::Result<Sandbox> {
+        let base_dir = scratch::create_nofollow(run.dir(), Path::new(base_name))?;
+        let base = run.path().join(base_name);
+        let root = base.join(root_name);
         let mut sb = Sandbox {
-            dir,
-            base: base.clone(),
-            root: root.clone(),
-            token,
-            modes: false,
             alias: None,
+            run,
+            base_dir,
+            base_name: base_name.to_owned(),
+            root_name: root_name.to_owned(),
+            base,
+            root,
+            token: format!("MEMCERT-CANARY-{:016x}", fastrand::u64(..)),
+            temp,
         };
         // The alias goes in the temp folder next to a temp run folder, so upward paths from the
         // store reach it as they would reach the run folder; a folder the user named gets one
         // in the temp folder.
-        let run = sb.dir.path().to_path_buf();
-        let alias_parent = match &sb.dir {
-            RunDir::Temp(_) => run
-                .parent()
-                .map_or_else(|| default_parent().to_path_buf(), Path::to_path_buf),
-            RunDir::At { .. } => default_parent().to_path_buf(),
+        let alias_parent = match (temp, sb.run.path().parent()) {
+            (true, Some(p)) => p.to_path_buf(),
+            _ => default_parent().to_path_buf(),
         };
-        sb.alias = Some(Alias::make_unchecked(
-            &alias_parent,
-            &sb.host_paths(),
-            &sb.token,
-        )?);
-        std::fs::create_dir_all(&root)?;
-        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
-        // The folders around the root, made once (the canaries below are written straight in).
-        for rel in [
-            "../etc",
-            "etc",
-            "memories_evil",
-            "memories_private",
-            "memories_backup",
-            "outside",
-            "outside/sub",
-        ] {
-            match std::fs::create_dir(base.join(rel)) {
-                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-                _ => {}
-            }
+        sb.alias = Some(make_alias(&alias_parent, &sb.host_paths(), &sb.token)?);
+        let mut b = DirBuilder::new();
+        b.mode(0o700);
+        match sb.base_dir.create_dir_with(&sb.root_name, &b) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
         }
-        for rel in [
-            "../canary.txt",
-            "../etc/passwd",
-            "canary.txt",
-            "etc/passwd",
-            "memories_evil/canary.txt",
-            "memories_private/secret.txt",
-            "memories_backup/secret.txt",
-            "outside/canary.txt",
-            "outside/secret.txt",
-            "outside/hard-source.txt",
-            "outside/sub/inner.txt",
-        ] {
-            sb.write_canary_unchecked(&base.join(rel))?;
-        }
-        // A file named after the token in every folder around the root, so a listing of any of
-        // them (not only a read) shows the token.
-        for dir in [
-            "..",
-            ".",
-            "../etc",
-            "etc",
-            "outside",
-            "outside/sub",
-            "memories_evil",
-            "memories_private",
-            "memories_backup",
-        ] {
-            sb.write_canary_unchecked(&base.join(dir).join(format!("canary-{}.txt", sb.token)))?;
-        }
-        sb.modes = setup.iter().any(|f| matches!(f, Fs::Mode { .. }));
+        scratch::chmod_nofollow(&sb.base_dir, &sb.root_name, 0o700)?;
+        sb.plant_canaries()?;
         for item in setup {
             sb.plant_unchecked(item)?;
         }
         Ok(sb)
     }
 
-    fn canary_unchecked(&self, path: &Path) -> io::Result<()> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
+    /// The canaries around the root ([module docs](self)).
+    fn plant_canaries(&self) -> io::Result<()> {
+        let run = self.run.dir();
+        let base = &self.base_dir;
+        let run_etc = dir_in(run, "etc")?;
+        let base_etc = dir_in(base, "etc")?;
+        let outside = dir_in(base, "outside")?;
+        let sub = dir_in(&outside, "sub")?;
+        let evil = dir_in(base, "memories_evil")?;
+        let private = dir_in(base, "memories_private")?;
+        let backup = dir_in(base, "memories_backup")?;
+        for (dir, name) in [
+            (run, "canary.txt"),
+            (&run_etc, "passwd"),
+            (base, "canary.txt"),
+            (&base_etc, "passwd"),
+            (&evil, "canary.txt"),
+            (&private, "secret.txt"),
+            (&backup, "secret.txt"),
+            (&outside, "canary.txt"),
+            (&outside, "secret.txt"),
+            (&outside, "hard-source.txt"),
+            (&sub, "inner.txt"),
+        ] {
+            self.write_canary(dir, OsStr::new(name))?;
         }
-        self.write_canary_unchecked(path)
+        // A file named after the token in every folder around the root, so a listing of any of
+        // them (not only a read) shows the token.
+        let token_name = format!("canary-{}.txt", self.token);
+        for dir in [
+            run, base, &run_etc, &base_etc, &outside, &sub, &evil, &private, &backup,
+        ] {
+            self.write_canary(dir, OsStr::new(&token_name))?;
+        }
+        Ok(())
     }
 
-    /// A canary file in a folder that exists.
-    fn write_canary_unchecked(&self, path: &Path) -> io::Result<()> {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        std::fs::write(path, format!("{} {name}\nSECRET line two\n", self.token))
+    /// A canary named `name` in `dir`: the token, the name, a second line.
+    fn write_canary(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
+        let shown = name.to_str().unwrap_or("");
+        write_at(
+            dir,
+            name,
+            format!("{} {shown}\nSECRET line two\n", self.token),
+        )
     }
 
     /// The host path of a virtual path (`/memories/a` -> `<root>/a`); no checks, harness only.
     pub fn host_unchecked(&self, vpath: &str) -> PathBuf {
-        let rel = vpath
-            .strip_prefix("/memories")
-            .unwrap_or(vpath)
-            .trim_start_matches('/');
-        if rel.is_empty() {
+        let rel = rel_of(vpath);
+        if rel.as_os_str().is_empty() {
             self.root.clone()
         } else {
             self.root.join(rel)
         }
     }
 
+    /// A handle on the store root, opened from `base/`'s handle with no link followed.
+    ///
+    /// # Errors
+    /// The root is a link, not a folder, or gone.
+    pub fn root_dir(&self) -> io::Result<Dir> {
+        self.base_dir.open_dir_nofollow(&self.root_name)
+    }
+
+    /// The handle on `base/`, the root's parent, held since the layout.
+    pub fn base_dir(&self) -> &Dir {
+        &self.base_dir
+    }
+
+    /// The folder holding a virtual path below the root (made when `create`) and its last
+    /// name; for the root itself, `base/` and the root's name.
+    fn entry(&self, vpath: &str, create: bool) -> io::Result<(Dir, OsString)> {
+        let rel = rel_of(vpath);
+        if rel.as_os_str().is_empty() {
+            return Ok((self.base_dir.try_clone()?, self.root_name.clone()));
+        }
+        scratch::parent_nofollow(&self.root_dir()?, &rel, create)
+    }
+
+    /// The folder holding the virtual path `vpath` and its last name, opened from the held
+    /// handles with no link followed: what a race case's swapper exchanges
+    /// (`renameat2(RENAME_EXCHANGE)` on the handle), so the swaps never reach outside the
+    /// sandbox.
+    ///
+    /// # Errors
+    /// A component above it is missing, a link or not a folder.
+    pub fn entry_at(&self, vpath: &str) -> io::Result<(Dir, OsString)> {
+        self.entry(vpath, false)
+    }
+
     /// Plant one setup item in the store (parents created as needed), as
     /// [`Sandbox::create_unchecked`] does for each item of its `setup`.
     ///
     /// # Ambient authority
-    /// Writes by host path under the store root (links are planted, never followed).
+    /// None: by handle from the store root, links planted but never followed (an item below a
+    /// planted link fails).
     ///
     /// # Errors
     /// Any I/O error of planting it.
     pub fn plant_unchecked(&self, item: &Fs) -> io::Result<()> {
-        let parent_of = |p: &Path| -> io::Result<()> {
-            if let Some(parent) = p.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            Ok(())
-        };
         match item {
-            Fs::Dir { path } => std::fs::create_dir_all(self.host_unchecked(path)),
+            Fs::Dir { path } => {
+                scratch::create_nofollow(&self.root_dir()?, &rel_of(path)).map(drop)
+            }
             Fs::File { path, content } => {
-                let p = self.host_unchecked(path);
-                parent_of(&p)?;
-                std::fs::write(p, content)
+                let (d, name) = self.entry(path, true)?;
+                write_at(&d, name, content)
             }
             Fs::Lines { path, count } => {
-                let p = self.host_unchecked(path);
-                parent_of(&p)?;
-                std::fs::write(p, "x\n".repeat(*count))
+                let (d, name) = self.entry(path, true)?;
+                write_at(&d, name, "x\n".repeat(*count))
             }
             Fs::Symlink { path, target } => {
-                let p = self.host_unchecked(path);
-                parent_of(&p)?;
-                symlink(self.link_target(target), p)
+                let (d, name) = self.entry(path, true)?;
+                d.symlink_contents(self.link_target(target), name)
             }
             Fs::Fifo { path } => {
-                let p = self.host_unchecked(path);
-                parent_of(&p)?;
-                mknod_unchecked(&p, rustix::fs::FileType::Fifo)
+                let (d, name) = self.entry(path, true)?;
+                mknod_at(&d, &name, rustix::fs::FileType::Fifo)
             }
             Fs::HardLinkOutside { path, name } => {
-                let p = self.host_unchecked(path);
-                parent_of(&p)?;
-                let src = self.base.join("outside").join(name);
-                if !src.exists() {
-                    self.canary_unchecked(&src)?;
+                let (d, link) = self.entry(path, true)?;
+                let outside = self.base_dir.open_dir_nofollow("outside")?;
+                let (src_dir, src) = scratch::parent_nofollow(&outside, Path::new(name), true)?;
+                if src_dir.symlink_metadata(&src).is_err() {
+                    self.write_canary(&src_dir, &src)?;
                 }
-                std::fs::hard_link(src, p)
+                src_dir.hard_link(&src, &d, &link)
             }
             Fs::Socket { path } => {
-                let p = self.host_unchecked(path);
-                parent_of(&p)?;
+                let (d, name) = self.entry(path, true)?;
                 // mknod(S_IFSOCK) makes the file a bound socket leaves, without binding one (no
                 // 108-byte sun_path limit on the sandbox path).
-                mknod_unchecked(&p, rustix::fs::FileType::Socket)
+                mknod_at(&d, &name, rustix::fs::FileType::Socket)
             }
             Fs::Mode { path, mode } => {
-                let p = self.host_unchecked(path);
-                if std::fs::symlink_metadata(&p)?.file_type().is_symlink() {
-                    return Err(io::Error::other(
-                        "Fs::Mode on a symlink would change its target",
-                    ));
-                }
-                std::fs::set_permissions(p, std::fs::Permissions::from_mode(*mode & 0o777))
+                let (d, name) = self.entry(path, false)?;
+                scratch::chmod_nofollow(&d, &name, *mode & 0o777).map_err(|e| {
+                    if e.kind() == io::ErrorKind::InvalidInput {
+                        io::Error::other("Fs::Mode on a symlink would change its target")
+                    } else {
+                        e
+                    }
+                })
             }
             Fs::RawName { dir, name, content } => {
-                let d = self.host_unchecked(dir);
-                std::fs::create_dir_all(&d)?;
-                std::fs::write(d.join(std::ffi::OsStr::from_bytes(name)), content)
+                let d = scratch::create_nofollow(&self.root_dir()?, &rel_of(dir))?;
+                write_at(&d, OsStr::from_bytes(name), content)
             }
             Fs::DeepChain { path, depth } => {
-                let mut p = self.host_unchecked(path);
+                let mut d = scratch::create_nofollow(&self.root_dir()?, &rel_of(path))?;
                 for _ in 0..*depth {
-                    p.push("d");
+                    d = dir_in(&d, "d")?;
                 }
-                std::fs::create_dir_all(&p)?;
-                std::fs::write(p.join("bottom.txt"), "bottom\n")
+                write_at(&d, "bottom.txt", "bottom\n")
             }
             Fs::ManyFiles { dir, count } => {
-                let d = self.host_unchecked(dir);
-                std::fs::create_dir_all(&d)?;
+                let d = scratch::create_nofollow(&self.root_dir()?, &rel_of(dir))?;
                 for i in 0..*count {
-                    std::fs::write(d.join(crate::attack::scenarios::many_name(i)), "x\n")?;
+                    write_at(&d, crate::attack::scenarios::many_name(i), "x\n")?;
                 }
                 Ok(())
             }
             Fs::RootSymlink { target } => {
                 // Fails unless the root is still empty: plant this first.
-                std::fs::remove_dir(&self.root)?;
-                symlink(self.link_target(target), &self.root)
+                self.base_dir.remove_dir(&self.root_name)?;
+                self.base_dir
+                    .symlink_contents(self.link_target(target), &self.root_name)
             }
             Fs::RootFifo => {
-                std::fs::remove_dir(&self.root)?;
-                mknod_unchecked(&self.root, rustix::fs::FileType::Fifo)
+                self.base_dir.remove_dir(&self.root_name)?;
+                mknod_at(&self.base_dir, &self.root_name, rustix::fs::FileType::Fifo)
             }
             Fs::RootFile { content } => {
-                std::fs::remove_dir(&self.root)?;
-                std::fs::write(&self.root, content)
+                self.base_dir.remove_dir(&self.root_name)?;
+                write_at(&self.base_dir, &self.root_name, content)
             }
         }
     }
@@ -510,20 +485,18 @@ impl Sandbox {
 
     /// The run folder holding everything of this case (`<tmp>/memcert-XXXXXX`).
     pub fn run_dir(&self) -> &Path {
-        self.dir.path()
+        self.run.path()
     }
 
     /// The alias of the run folder ([module docs](self)): the path inputs use instead of
     /// [`Sandbox::run_dir`].
     pub fn alias(&self) -> &Path {
-        self.alias
-            .as_ref()
-            .map_or(self.dir.path(), |a| a.dir.path())
+        self.alias.as_ref().map_or(self.run.path(), Scratch::path)
     }
 
     /// The store root as reached through [`Sandbox::alias`] (`<alias>/base/memories`).
     pub fn alias_root(&self) -> PathBuf {
-        match self.root.strip_prefix(self.dir.path()) {
+        match self.root.strip_prefix(self.run.path()) {
             Ok(rel) => self.alias().join(rel),
             Err(_) => self.root.clone(),
         }
@@ -547,12 +520,13 @@ impl Sandbox {
     /// Host path spellings a reply must never contain: the run folder, as created and
     /// canonicalised, and its random name (`memcert-XXXXXX`), which catches relative spellings.
     pub fn host_paths(&self) -> Vec<String> {
-        let mut v = vec![self.dir.path().to_string_lossy().into_owned()];
+        let path = self.run.path();
+        let mut v = vec![path.to_string_lossy().into_owned()];
         // The random name of a temp run folder; a folder the user named may have a common name.
-        if let (RunDir::Temp(_), Some(name)) = (&self.dir, self.dir.path().file_name()) {
+        if let (true, Some(name)) = (self.temp, path.file_name()) {
             v.push(name.to_string_lossy().into_owned());
         }
-        if let Ok(c) = self.dir.path().canonicalize() {
+        if let Ok(c) = path.canonicalize() {
             let c = c.to_string_lossy().into_owned();
             if !v.contains(&c) {
                 v.push(c);
@@ -565,17 +539,17 @@ impl Sandbox {
     /// alias folder, under its name (`memcert-alias-XXXXXX/...`).
     ///
     /// # Ambient authority
-    /// Walks the run folder and the alias by host path, never following links.
+    /// None: walks the held handles, never following links.
     pub fn outside_unchecked(&self) -> Tree {
         let mut tree = Tree::new();
-        walk_unchecked(self.dir.path(), self.dir.path(), &self.root, &mut tree);
+        let skip = Path::new(&self.base_name).join(&self.root_name);
+        walk(self.run.dir(), Path::new(""), Some(&skip), &mut tree);
         if let Some(a) = &self.alias {
-            let top = a.dir.path();
-            let parent = top.parent().unwrap_or(top);
-            if let Some(node) = node_and_mode_at(top) {
-                tree.insert(top.strip_prefix(parent).unwrap_or(top).to_path_buf(), node);
+            let top = PathBuf::from(a.path().file_name().unwrap_or_default());
+            if let Ok(meta) = a.dir().dir_metadata() {
+                tree.insert(top.clone(), (Node::Dir, meta.mode() & 0o7777));
             }
-            walk_unchecked(parent, top, Path::new(""), &mut tree);
+            walk(a.dir(), &top, None, &mut tree);
         }
         tree
     }
@@ -584,123 +558,175 @@ impl Sandbox {
     /// into the store. Virtual paths, sorted.
     ///
     /// # Ambient authority
-    /// Walks the store root by host path, never following links.
+    /// None: walks the store root by handle, never following links.
     pub fn token_in_store_unchecked(&self) -> Vec<String> {
-        if self.root_is_link() {
-            // A linked root (Fs::RootSymlink) holds no store: what it shows is the outside.
+        // A linked root (Fs::RootSymlink) holds no store: what it shows is the outside; a root
+        // that is not a folder cannot be opened.
+        let Ok(root) = self.root_dir() else {
             return Vec::new();
-        }
-        let mut tree = Tree::new();
-        walk_unchecked(&self.root, &self.root, Path::new(""), &mut tree);
-        // A planted hard link is the outside file itself; changes to it show in the outside diff.
-        tree.iter()
-            .filter(|(p, _)| {
-                std::fs::symlink_metadata(self.root.join(p))
-                    .map(|m| std::os::unix::fs::MetadataExt::nlink(&m) == 1)
-                    .unwrap_or(false)
-            })
-            .filter(|(_, (n, _))| match n {
-                Node::File(bytes) => bytes
-                    .windows(self.token.len())
-                    .any(|w| w == self.token.as_bytes()),
-                _ => false,
-            })
-            .map(|(p, _)| format!("/memories/{}", p.display()))
+        };
+        let mut found = Vec::new();
+        token_files(&root, Path::new(""), self.token.as_bytes(), &mut found);
+        found.sort();
+        found
+            .iter()
+            .map(|p| format!("/memories/{}", p.display()))
             .collect()
     }
 
-    /// What is at a virtual path now (links not followed); `None` when nothing is there.
+    /// What is at a virtual path now (links not followed, at any component); `None` when
+    /// nothing is there or a folder above it is a link.
     ///
     /// # Ambient authority
-    /// `lstat` and read by host path.
+    /// None: by handle from the store root.
     pub fn node_unchecked(&self, vpath: &str) -> Option<Node> {
-        node_at(&self.host_unchecked(vpath))
+        let (dir, name) = self.entry(vpath, false).ok()?;
+        let meta = dir.symlink_metadata(&name).ok()?;
+        Some(node_of(&dir, &name, &meta))
     }
 
-    fn root_is_link(&self) -> bool {
-        std::fs::symlink_metadata(&self.root).is_ok_and(|m| m.file_type().is_symlink())
-    }
-}
-
-impl Drop for Sandbox {
-    /// Give every folder `u+rwx` back when a mode was planted, so the temp dir can be removed by
-    /// a process that is not root.
+    /// What is at a path below the store root as a handler that lists it reaches it: folders
+    /// on the way are followed when they are links that stay inside the run folder (a link's
+    /// absolute target is taken relative to the run folder's host path), the last name is not.
+    /// `None` when it is not there or the way leaves the run folder.
     ///
     /// # Ambient authority
-    /// `chmod` by host path inside the run folder, links never followed.
-    fn drop(&mut self) {
-        if self.modes {
-            restore_modes_unchecked(self.dir.path());
+    /// None: by handle from the run folder; a link is read, and followed only inside it.
+    pub fn store_lstat(&self, rel: &Path) -> Option<cap_std::fs::Metadata> {
+        let run = self.run.path();
+        let mut path = Path::new(&self.base_name).join(&self.root_name);
+        path.push(rel);
+        let mut hops = 0;
+        'resolve: loop {
+            let comps: Vec<OsString> = path.iter().map(OsStr::to_owned).collect();
+            let mut dir = self.run.dir().try_clone().ok()?;
+            let mut at = PathBuf::new();
+            for (i, name) in comps.iter().enumerate() {
+                if i + 1 == comps.len() {
+                    return dir.symlink_metadata(name).ok();
+                }
+                let meta = dir.symlink_metadata(name).ok()?;
+                if meta.is_symlink() {
+                    hops += 1;
+                    let target = dir.read_link_contents(name).ok()?;
+                    let joined = if target.is_absolute() {
+                        target.strip_prefix(run).ok()?.to_path_buf()
+                    } else {
+                        at.join(target)
+                    };
+                    let mut next = lexical(&joined)?;
+                    next.extend(&comps[i + 1..]);
+                    if hops > 40 {
+                        return None;
+                    }
+                    path = next;
+                    continue 'resolve;
+                }
+                dir = dir.open_dir_nofollow(name).ok()?;
+                at.push(name);
+            }
+            return None;
         }
     }
 }
 
-fn restore_modes_unchecked(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+/// `p` with `.` and `..` taken out lexically; `None` when `..` leaves it.
+fn lexical(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::Normal(n) => out.push(n),
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Make the alias in `parent_dir` under a name no spelling of `secrets` is part of (a few
+/// tries), with the canaries of the token `token` where payloads aim.
+fn make_alias(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<Scratch> {
+    for _ in 0..8 {
+        let alias = Scratch::new_in(parent_dir, "memcert-alias-")?;
+        let text = alias.path().to_string_lossy();
+        if secrets
+            .iter()
+            .any(|s| !s.is_empty() && text.contains(s.as_str()))
+        {
             continue;
-        };
-        if meta.is_dir() {
-            let mode = meta.permissions().mode() | 0o700;
-            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode));
-            restore_modes_unchecked(&p);
         }
+        let base = dir_in(alias.dir(), "base")?;
+        let outside = dir_in(&base, "outside")?;
+        dir_in(&base, "memories")?;
+        for (dir, name) in [
+            (alias.dir(), "canary.txt".to_owned()),
+            (&base, "canary.txt".to_owned()),
+            (&outside, "canary.txt".to_owned()),
+            (&outside, "secret.txt".to_owned()),
+            (&outside, format!("canary-{token}.txt")),
+        ] {
+            write_at(dir, &name, format!("{token} {name}\nSECRET line two\n"))?;
+        }
+        return Ok(alias);
     }
+    Err(io::Error::other("no alias name was free"))
 }
 
-/// Every object under `dir` (relative paths), links not followed.
+/// Every object under the folder at `dir` (relative paths), links not followed.
 ///
 /// # Ambient authority
-/// Walks a host folder by path.
+/// Opens `dir` by host path (its last component with `O_NOFOLLOW`), then walks by handle.
 pub fn tree_unchecked(dir: &Path) -> Tree {
+    let opened = match (dir.parent(), dir.file_name()) {
+        (Some(parent), Some(name)) => Dir::open_ambient_dir(parent, cap_std::ambient_authority())
+            .and_then(|p| p.open_dir_nofollow(name)),
+        _ => Dir::open_ambient_dir(dir, cap_std::ambient_authority()),
+    };
+    opened.map(|d| tree_of(&d)).unwrap_or_default()
+}
+
+/// Every object under the folder `dir` holds (relative paths), links not followed.
+pub fn tree_of(dir: &Dir) -> Tree {
     let mut tree = Tree::new();
-    walk_unchecked(dir, dir, Path::new(""), &mut tree);
+    walk(dir, Path::new(""), None, &mut tree);
     tree
 }
 
-/// A special file (FIFO, socket) of mode 0600 at host path `p`.
-fn mknod_unchecked(p: &Path, kind: rustix::fs::FileType) -> io::Result<()> {
-    let mode = rustix::fs::Mode::from_raw_mode(0o600);
-    rustix::fs::mknodat(rustix::fs::CWD, p, kind, mode, 0).map_err(io::Error::from)
-}
-
-fn node_at(p: &Path) -> Option<Node> {
-    node_and_mode_at(p).map(|(node, _)| node)
-}
-
-/// The node at `p` (links not followed) and its permission bits, from one `lstat`.
-fn node_and_mode_at(p: &Path) -> Option<(Node, u32)> {
-    let meta = std::fs::symlink_metadata(p).ok()?;
-    Some(node_and_mode(p, &meta))
-}
-
-/// The node at `p` and its permission bits, given its `lstat` metadata.
-fn node_and_mode(p: &Path, meta: &std::fs::Metadata) -> (Node, u32) {
+/// The node named `name` in `dir`, given its `lstat` metadata.
+fn node_of(dir: &Dir, name: &OsStr, meta: &cap_std::fs::Metadata) -> Node {
     let ft = meta.file_type();
-    let node = if ft.is_symlink() {
-        Node::Symlink(std::fs::read_link(p).unwrap_or_default())
+    if ft.is_symlink() {
+        Node::Symlink(dir.read_link_contents(name).unwrap_or_default())
     } else if ft.is_dir() {
         Node::Dir
     } else if ft.is_file() {
-        Node::File(read_small(p))
+        Node::File(read_small(dir, name))
     } else {
         Node::Other
-    };
-    (node, meta.permissions().mode() & 0o7777)
+    }
 }
 
-/// A file's bytes (empty when it cannot be read), read without the size `stat` `std::fs::read`
-/// makes first: canaries and planted files are small, and the walks read every one of them
-/// twice per case.
-fn read_small(p: &Path) -> Vec<u8> {
+/// A regular file's bytes (empty when it cannot be read, or is no longer a regular file when
+/// opened): opened with no link followed and without blocking (a FIFO swapped in), read
+/// without the size `stat` `std::fs::read` makes first (canaries and planted files are small,
+/// and the walks read every one of them twice per case).
+fn read_small(dir: &Dir, name: &OsStr) -> Vec<u8> {
+    use cap_std::fs::OpenOptionsExt as _;
     use std::io::Read as _;
-    let Ok(mut f) = std::fs::File::open(p) else {
+    let mut o = OpenOptions::new();
+    o.read(true).follow(FollowSymlinks::No);
+    o.custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
+    let Ok(mut f) = dir.open_with(name, &o) else {
         return Vec::new();
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -713,25 +739,54 @@ fn read_small(p: &Path) -> Vec<u8> {
     }
 }
 
-fn walk_unchecked(top: &Path, dir: &Path, skip: &Path, out: &mut Tree) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// Every object below `dir` into `out`, under `prefix`, except the subtree at `skip`; each
+/// entry's metadata from its folder's handle (`fstatat`, no follow), each folder entered with
+/// `O_NOFOLLOW` (one that cannot be is listed, not entered).
+fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree) {
+    let Ok(entries) = dir.entries() else {
         return;
     };
     for e in entries.flatten() {
-        let p = e.path();
-        if p == skip {
+        let name = e.file_name();
+        let rel = prefix.join(&name);
+        if skip == Some(rel.as_path()) {
             continue;
         }
-        // The entry's metadata comes from its folder's descriptor (fstatat, no path walk).
         let Ok(meta) = e.metadata() else {
             continue;
         };
-        let (node, mode) = node_and_mode(&p, &meta);
-        let rel = p.strip_prefix(top).unwrap_or(&p).to_path_buf();
+        let node = node_of(dir, &name, &meta);
         let is_dir = node == Node::Dir;
-        out.insert(rel, (node, mode));
+        out.insert(rel.clone(), (node, meta.mode() & 0o7777));
         if is_dir {
-            walk_unchecked(top, &p, skip, out);
+            if let Ok(sub) = dir.open_dir_nofollow(&name) {
+                walk(&sub, &rel, skip, out);
+            }
+        }
+    }
+}
+
+/// Files below `dir` (one link each: a planted hard link is the outside file itself, whose
+/// changes show in the outside diff) holding `token`, relative to the root.
+fn token_files(dir: &Dir, prefix: &Path, token: &[u8], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = dir.entries() else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let rel = prefix.join(&name);
+        let Ok(meta) = e.metadata() else {
+            continue;
+        };
+        if meta.is_dir() {
+            if let Ok(sub) = dir.open_dir_nofollow(&name) {
+                token_files(&sub, &rel, token, out);
+            }
+        } else if meta.is_file() && meta.nlink() == 1 {
+            let bytes = read_small(dir, &name);
+            if bytes.windows(token.len()).any(|w| w == token) {
+                out.push(rel);
+            }
         }
     }
 }
@@ -816,6 +871,53 @@ mod scenario_tests {
         assert!(outside.contains_key(&top.join("base/outside/canary.txt")));
         drop(sb);
         assert!(std::fs::symlink_metadata(&alias).is_err());
+    }
+
+    /// What a handler swaps for a link (a folder around the root, the root itself, the run
+    /// folder's own name) is never walked, planted, changed or removed through.
+    // See: issue 13, "memcert's own scratch by handle".
+    #[test]
+    fn links_swapped_into_the_sandbox_are_never_followed() {
+        let victim = tempfile::tempdir().unwrap();
+        std::fs::create_dir(victim.path().join("sub")).unwrap();
+        std::fs::write(victim.path().join("keep.txt"), "keep").unwrap();
+        std::fs::write(victim.path().join("sub/keep.txt"), "keep").unwrap();
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let swap = |p: std::path::PathBuf| {
+            std::fs::rename(&p, p.with_extension("away")).unwrap();
+            std::os::unix::fs::symlink(victim.path(), &p).unwrap();
+        };
+        swap(sb.base().join("outside"));
+        swap(sb.root().to_path_buf());
+        let outside = sb.outside_unchecked();
+        assert!(matches!(
+            outside.get(std::path::Path::new("base/outside")),
+            Some((Node::Symlink(_), _))
+        ));
+        assert!(!outside.keys().any(|k| k.ends_with("keep.txt")));
+        assert_eq!(sb.node_unchecked("/memories/keep.txt"), None);
+        assert!(sb
+            .plant_unchecked(&crate::suite::Fs::File {
+                path: "/memories/new.txt".into(),
+                content: b"x".to_vec(),
+            })
+            .is_err());
+        assert!(sb.token_in_store_unchecked().is_empty());
+        let run = sb.run_dir().to_path_buf();
+        let moved = run.with_extension("away");
+        std::fs::rename(&run, &moved).unwrap();
+        std::os::unix::fs::symlink(victim.path(), &run).unwrap();
+        drop(sb);
+        assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 2);
+        assert_eq!(
+            std::fs::read_to_string(victim.path().join("sub/keep.txt")).unwrap(),
+            "keep"
+        );
+        // The run folder was emptied through its handle under its new name; the link is left.
+        assert_eq!(std::fs::read_dir(&moved).unwrap().count(), 0);
+        assert!(std::fs::symlink_metadata(&run).unwrap().is_symlink());
+        std::fs::remove_file(&run).unwrap();
+        std::fs::remove_dir(&moved).unwrap();
     }
 
     fn setup_path(s: &Scenario) -> String {

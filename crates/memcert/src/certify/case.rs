@@ -11,7 +11,8 @@ use super::race::Swapper;
 use super::snapshots::listed_unchecked;
 use super::{black_box_prelude, record, CaseRecord, Config, Snapshots};
 use crate::attack::oracle::Observation;
-use crate::attack::sandbox::{Sandbox, Tree};
+use crate::attack::sandbox::{tree_of, Sandbox, Tree};
+use crate::scratch::Scratch;
 use crate::suite::Case;
 use crate::target::Target;
 
@@ -59,7 +60,7 @@ pub fn run_case_after(
 
 /// The folders outside the sandbox a case watches: the target's scratch HOME and TMPDIR,
 /// except in black-box mode, where the handler's store may be there.
-fn watched(target: &dyn Target, config: &Config) -> Vec<std::path::PathBuf> {
+fn watched<'t>(target: &'t dyn Target, config: &Config) -> Vec<&'t Scratch> {
     if config.black_box {
         Vec::new()
     } else {
@@ -296,7 +297,7 @@ pub fn instantiate_in(input: &Value, sandbox: &Sandbox) -> Value {
 fn watched_trees(target: &dyn Target, config: &Config) -> Vec<Tree> {
     watched(target, config)
         .iter()
-        .map(|w| watched_unchecked(w))
+        .map(|w| tree_of(w.dir()))
         .collect()
 }
 
@@ -332,13 +333,10 @@ fn send_turns(
 ) {
     let snapshot_listings = !matches!(config.snapshots, Snapshots::Off) && !config.black_box;
     let listings = snapshot_listings.then_some(sandbox);
-    let swapper = case.race.as_ref().map(|r| {
-        Swapper::start_unchecked(
-            sandbox.host_unchecked(&r.a),
-            sandbox.host_unchecked(&r.b),
-            r.max_swaps,
-        )
-    });
+    let swapper = case
+        .race
+        .as_ref()
+        .map(|r| Swapper::start(sandbox.entry_at(&r.a), sandbox.entry_at(&r.b), r.max_swaps));
     let mut at = 0;
     for size in case.turn_sizes() {
         let turn = &inputs[at.min(inputs.len())..(at + size).min(inputs.len())];
@@ -397,10 +395,12 @@ fn send_turn(
 }
 
 /// Record the watched folders outside the sandbox in `obs`, before (`before`, one tree per
-/// folder of `watched`) and now, each path under the folder's name.
-fn observe_watched(obs: &mut Observation, watched: &[PathBuf], before: Vec<Tree>) {
+/// folder of `watched`) and now, each path under the folder's name; walked through their
+/// handles, links not followed.
+fn observe_watched(obs: &mut Observation, watched: &[&Scratch], before: Vec<Tree>) {
     for (w, before) in watched.iter().zip(before) {
         let name = w
+            .path()
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -408,7 +408,7 @@ fn observe_watched(obs: &mut Observation, watched: &[PathBuf], before: Vec<Tree>
             obs.outside_before
                 .insert(std::path::Path::new(&name).join(rel), node);
         }
-        for (rel, node) in watched_unchecked(w) {
+        for (rel, node) in tree_of(w.dir()) {
             obs.outside_after
                 .insert(std::path::Path::new(&name).join(rel), node);
         }
@@ -455,14 +455,6 @@ fn explain(e: &crate::target::TargetError, target: &dyn Target) -> String {
         }
     }
     text
-}
-
-/// Everything under a watched folder.
-///
-/// # Ambient authority
-/// Walks a host folder by path, never following links.
-fn watched_unchecked(dir: &std::path::Path) -> crate::attack::sandbox::Tree {
-    crate::attack::sandbox::tree_unchecked(dir)
 }
 
 /// Fill in the run-time parts of a case input: `{RUN}` becomes the run folder's absolute path

@@ -1,35 +1,41 @@
 //! The harness side of a race case: a thread that exchanges two folders on disk while the
 //! case's commands run.
 
-/// The harness side of a race: a thread exchanging two host paths atomically, as fast as it can,
+/// The harness side of a race: a thread exchanging two entries atomically, as fast as it can,
 /// until stopped or `max_swaps` exchanges. Starting returns once the thread has made its first
 /// exchange, so no command runs before the race does (a fast in-process handler could otherwise
 /// answer every command while the new thread waits to be scheduled).
 ///
-/// # Ambient authority
-/// `renameat2(RENAME_EXCHANGE)` by host path, inside the case's sandbox only.
+/// Each entry is a name in a folder handle opened from the sandbox's handles with no link
+/// followed ([`crate::attack::sandbox::Sandbox::entry_at`]): the exchanges stay inside the
+/// sandbox whatever is swapped for a link on the way. An entry that could not be opened makes
+/// no exchange (0 swaps).
 pub(super) struct Swapper {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<u64>,
 }
 
+/// One side of a race: a folder handle and a name in it.
+pub(super) type Entry = std::io::Result<(cap_std::fs::Dir, std::ffi::OsString)>;
+
 impl Swapper {
-    pub(super) fn start_unchecked(
-        a: std::path::PathBuf,
-        b: std::path::PathBuf,
-        max_swaps: u64,
-    ) -> Swapper {
+    pub(super) fn start(a: Entry, b: Entry, max_swaps: u64) -> Swapper {
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
         let (started, first) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
+            let (Ok((da, a)), Ok((db, b))) = (a, b) else {
+                return 0;
+            };
+            let exchange = || {
+                let flags = rustix::fs::RenameFlags::EXCHANGE;
+                rustix::fs::renameat_with(&da, &a, &db, &b, flags)
+            };
             let mut swaps = 0;
             let mut started = Some(started);
             while swaps < max_swaps && !flag.load(Ordering::Relaxed) {
-                let flags = rustix::fs::RenameFlags::EXCHANGE;
-                let done =
-                    rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags);
+                let done = exchange();
                 // Wake the runner after the first attempt, whatever it gave: dropping the
                 // sender ends its wait.
                 drop(started.take());
@@ -40,13 +46,12 @@ impl Swapper {
             }
             // Leave the names as they were laid out.
             if swaps % 2 == 1 {
-                let flags = rustix::fs::RenameFlags::EXCHANGE;
-                let _ = rustix::fs::renameat_with(rustix::fs::CWD, &a, rustix::fs::CWD, &b, flags);
+                let _ = exchange();
             }
             swaps
         });
         // Ends (Err) when the thread drops the sender: after its first exchange, or at once
-        // when max_swaps is 0.
+        // when max_swaps is 0 or an entry could not be opened.
         let _ = first.recv();
         Swapper { stop, thread }
     }

@@ -14,8 +14,9 @@ use crate::suite::Case;
 /// answer (`crate::baseline`'s `dir-size` and `link-size` rules).
 ///
 /// # Ambient authority
-/// `lstat` by host path, inside the case's store root (listing paths resolved lexically,
-/// `baseline::entry_key`; intermediate links are followed, as by the handler that listed them).
+/// None: `lstat` by handle inside the case's run folder ([`Sandbox::store_lstat`]: listing
+/// paths resolved lexically, `baseline::entry_key`; intermediate links are followed, as by the
+/// handler that listed them, as long as they stay inside the run folder).
 pub fn listed_unchecked(sandbox: &Sandbox, reply: &ToolResult) -> crate::baseline::Entries {
     use crate::baseline::{entry_key, listing_lines, EntryKind};
     let text = reply.text();
@@ -23,14 +24,9 @@ pub fn listed_unchecked(sandbox: &Sandbox, reply: &ToolResult) -> crate::baselin
     for (_, _, path) in listing_lines(&text) {
         let Some(key) = entry_key(path) else { continue };
         let rel = key["/memories".len()..].trim_start_matches('/');
-        let host = if rel.is_empty() {
-            sandbox.root().to_path_buf()
-        } else {
-            sandbox.root().join(rel)
-        };
-        match std::fs::symlink_metadata(&host) {
-            Ok(m) if m.file_type().is_symlink() => out.insert(key, EntryKind::Link),
-            Ok(m) if m.is_dir() => out.insert(key, EntryKind::Dir),
+        match sandbox.store_lstat(std::path::Path::new(rel)) {
+            Some(m) if m.file_type().is_symlink() => out.insert(key, EntryKind::Link),
+            Some(m) if m.is_dir() => out.insert(key, EntryKind::Dir),
             _ => continue,
         };
     }

@@ -69,7 +69,7 @@ pub fn tool_input(data: &[u8]) {
     tool_input_value(&input);
 }
 
-type Store = (tempfile::TempDir, Mutex<Reference>);
+type Store = (crate::scratch::Scratch, Mutex<Reference>);
 
 /// Start of the `tool_input` store's name: `memcert-fuzz-<pid>-XXXXXX`.
 const STORE_PREFIX: &str = "memcert-fuzz-";
@@ -86,11 +86,12 @@ fn store() -> &'static Store {
         } else {
             std::env::temp_dir()
         };
-        crate::fuzz::sequence::remove_stale_unchecked(&parent, STORE_PREFIX);
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{STORE_PREFIX}{}-", std::process::id()))
-            .tempdir_in(&parent)
-            .expect("temp dir");
+        crate::scratch::remove_stale(&parent, STORE_PREFIX);
+        let dir = crate::scratch::Scratch::new_in(
+            &parent,
+            &format!("{STORE_PREFIX}{}-", std::process::id()),
+        )
+        .expect("temp dir");
         let options = Options {
             fsync: false,
             max_file_bytes: 1 << 20,
@@ -101,17 +102,11 @@ fn store() -> &'static Store {
     })
 }
 
-/// Remove everything inside `dir`, not `dir` itself (the handler holds it open).
-///
-/// # Ambient authority
-/// Removes by host path; links are removed, never followed.
-fn empty_unchecked(dir: &std::path::Path) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = entry.path();
-        let _ = match entry.file_type() {
-            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
-            _ => std::fs::remove_file(&p),
-        };
+/// Remove everything inside the store's `memories/`, not the folder itself (the handler holds
+/// it open), through handles, links removed and never followed.
+fn empty_store(dir: &crate::scratch::Scratch) {
+    if let Ok(m) = cap_fs_ext::DirExt::open_dir_nofollow(dir.dir(), "memories") {
+        let _ = crate::scratch::empty(&m);
     }
 }
 
@@ -131,7 +126,7 @@ pub fn tool_input_value(input: &Value) -> bool {
     // listings and lookups grew).
     static INPUTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     if INPUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 4096 == 4095 {
-        empty_unchecked(&dir.path().join("memories"));
+        empty_store(dir);
     }
     let reply = h.apply(input);
     drop(h);

@@ -58,9 +58,9 @@ pub enum HandlerSpec {
 pub struct Started {
     /// The handler to run cases against.
     pub target: Box<dyn Target>,
-    /// The temporary folder that holds the adapter script (empty for other handlers); removed
-    /// when dropped.
-    pub adapter_dir: tempfile::TempDir,
+    /// The private scratch folder that holds the adapter script (empty for other handlers);
+    /// removed through its handle when dropped.
+    pub adapter_dir: crate::scratch::Scratch,
 }
 
 /// Why the handler under test could not be started.
@@ -128,9 +128,7 @@ pub fn start(
             .max_reply_bytes(max_reply_bytes)
             .stoppable(stop)
     };
-    let adapter_dir = tempfile::Builder::new()
-        .prefix("memcert-adapter-")
-        .tempdir()?;
+    let adapter_dir = crate::scratch::Scratch::new("memcert-adapter-")?;
     let target: Box<dyn Target> = match spec {
         HandlerSpec::Python {
             spec,

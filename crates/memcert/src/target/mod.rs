@@ -117,8 +117,8 @@ pub trait Target {
 
     /// Host folders this handler may not write to either (an external handler's HOME and
     /// TMPDIR): the runner compares them before and after each case like the sandbox outside
-    /// the root.
-    fn watched(&self) -> Vec<std::path::PathBuf> {
+    /// the root. Walked through the scratch folders' handles.
+    fn watched(&self) -> Vec<&crate::scratch::Scratch> {
         Vec::new()
     }
 

@@ -24,7 +24,8 @@ pub fn adapter_command(
     node_path: Option<&Path>,
 ) -> std::io::Result<Command> {
     let script = dir.join("memcert_adapter.mjs");
-    std::fs::write(&script, ADAPTER_SOURCE)?;
+    // No link followed on the way (memcert's scratch folder, crate::scratch).
+    crate::scratch::write_new_unchecked(&script, ADAPTER_SOURCE.as_bytes())?;
     let mut cmd = Command::new(node);
     cmd.arg(script).arg("--handler").arg(spec);
     if let Some(p) = node_path {

@@ -15,7 +15,8 @@ pub const ADAPTER_SOURCE: &str = include_str!("../../../../adapters/python/memce
 /// The I/O error of writing the adapter file.
 pub fn adapter_command(dir: &Path, python: &str, spec: &str) -> std::io::Result<Command> {
     let script = dir.join("memcert_adapter.py");
-    std::fs::write(&script, ADAPTER_SOURCE)?;
+    // No link followed on the way (memcert's scratch folder, crate::scratch).
+    crate::scratch::write_new_unchecked(&script, ADAPTER_SOURCE.as_bytes())?;
     let mut cmd = Command::new(python);
     cmd.arg(script)
         .arg("--handler")

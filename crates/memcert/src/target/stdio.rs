@@ -67,7 +67,7 @@ pub struct Stdio {
     /// with ", "; empty when it said nothing.
     runtime: String,
     next_id: u64,
-    home: Option<tempfile::TempDir>,
+    home: Option<crate::scratch::Scratch>,
     batch: bool,
     /// Ends every wait early (a signal, the run's deadline).
     run_stop: Stop,
@@ -104,10 +104,7 @@ impl Stdio {
             batch: false,
             run_stop: Stop::never(),
             max_reply: DEFAULT_MAX_REPLY_BYTES,
-            home: tempfile::Builder::new()
-                .prefix("memcert-home-")
-                .tempdir()
-                .ok(),
+            home: crate::scratch::Scratch::new("memcert-home-").ok(),
         }
     }
 
@@ -396,8 +393,8 @@ impl Target for Stdio {
         tail_of(&self.stderr)
     }
 
-    fn watched(&self) -> Vec<std::path::PathBuf> {
-        self.home.iter().map(|h| h.path().to_path_buf()).collect()
+    fn watched(&self) -> Vec<&crate::scratch::Scratch> {
+        self.home.iter().collect()
     }
 
     /// `handler (display, sdk, runtime)`: the name from `hello`, then how it is run, then the

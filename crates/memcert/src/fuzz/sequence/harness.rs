@@ -3,8 +3,8 @@
 //! up ([`Trial`]).
 //!
 //! # Ambient authority
-//! Lays out the sandbox and reads it by host path (`_unchecked`); the reference handler only
-//! ever gets the store root.
+//! Makes the sandbox in a temp folder opened by host path (`_unchecked`); it is laid out, reset
+//! and read through handles, and the reference handler only ever gets the store root's handle.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -33,6 +33,8 @@ pub const MAX_FILE_BYTES: u64 = 1024;
 pub struct Harness {
     pub(super) sandbox: Sandbox,
     pub(super) root: cap_std::fs::Dir,
+    /// `base/outside/`, where the hard links' sources are.
+    pub(super) outside_dir: cap_std::fs::Dir,
     pub(super) outside: Tree,
     pub(super) watch: Option<OutsideWatch>,
     pub(super) secrets: Vec<String>,
@@ -59,13 +61,13 @@ impl Harness {
     pub fn new_unchecked() -> io::Result<Harness> {
         let shm = Path::new("/dev/shm");
         if shm.is_dir() {
-            remove_stale_unchecked(shm, STALE_PREFIX);
+            crate::scratch::remove_stale(shm, STALE_PREFIX);
             if let Ok(h) = Harness::in_unchecked(shm) {
                 return Ok(h);
             }
         }
         let tmp = std::env::temp_dir();
-        remove_stale_unchecked(&tmp, STALE_PREFIX);
+        crate::scratch::remove_stale(&tmp, STALE_PREFIX);
         Harness::in_unchecked(&tmp)
     }
 
@@ -79,29 +81,30 @@ impl Harness {
     pub fn in_unchecked(parent: &Path) -> io::Result<Harness> {
         let prefix = format!("{STALE_PREFIX}{}-", std::process::id());
         let sandbox = Sandbox::create_in_unchecked(parent, &prefix, &[])?;
-        let root =
-            cap_std::fs::Dir::open_ambient_dir(sandbox.root(), cap_std::ambient_authority())?;
+        let root = sandbox.root_dir()?;
+        let outside_dir = cap_fs_ext::DirExt::open_dir_nofollow(sandbox.base_dir(), "outside")?;
         let mut hard_sources = BTreeMap::new();
         for item in LAYOUT {
             if let Plant::HardLinkOutside(_, name) = item {
-                let bytes = std::fs::read(sandbox.base().join("outside").join(name))?;
+                let bytes = outside_dir.read(name)?;
                 hard_sources.insert(name, bytes);
             }
         }
         let outside = sandbox.outside_unchecked();
         let watch = OutsideWatch::new_unchecked(&sandbox, &outside).ok();
-        let stat = rustix::fs::statfs(sandbox.root()).map_err(io::Error::from)?;
+        let stat = rustix::fs::fstatfs(&root).map_err(io::Error::from)?;
         const TMPFS_MAGIC: i64 = 0x0102_1994;
         let dir_sizes = if stat.f_type as i64 == TMPFS_MAGIC {
             DirSizes::Tmpfs
         } else {
-            DirSizes::Fixed(std::fs::symlink_metadata(sandbox.root())?.len())
+            DirSizes::Fixed(root.dir_metadata()?.len())
         };
         let mut secrets = sandbox.host_paths();
         secrets.push(sandbox.token().to_owned());
         Ok(Harness {
             sandbox,
             root,
+            outside_dir,
             outside,
             watch,
             secrets,
@@ -128,8 +131,7 @@ impl Harness {
     /// Run `seq` on a fresh store and on a fresh model, and record what happened. Never
     /// panics on a handler's behaviour; see [`Trial::check`].
     ///
-    /// # Ambient authority
-    /// Clears and plants the store by host path.
+    /// Clears and plants the store through its handle, no link followed.
     ///
     /// # Errors
     /// An I/O error of clearing or planting the store (a harness fault).
@@ -168,8 +170,7 @@ impl Harness {
     /// saw no event, else what a walk shows differs from the first one (or, when the walk shows
     /// nothing, that inotify saw a change).
     ///
-    /// # Ambient authority
-    /// Walks the sandbox's run folder by host path.
+    /// Walks the sandbox's run folder through its handles.
     fn outside_changes_unchecked(&self) -> Vec<String> {
         let changed = match &self.watch {
             Some(w) => w.changed(),
@@ -215,34 +216,3 @@ fn exchanges(
 
 /// Start of the harness's sandbox names: `memcert-seq-<pid>-XXXXXX`.
 const STALE_PREFIX: &str = "memcert-seq-";
-
-/// Remove the folders `<prefix><pid>-XXXXXX` in `parent` left by fuzz processes that are gone
-/// (libFuzzer exits without running destructors, so a per-process temp folder stays behind).
-/// Best effort: a folder whose process still runs, or whose name does not parse, is left alone.
-///
-/// # Ambient authority
-/// Lists `parent` and removes folders in it by host path (links in them are not followed).
-pub(crate) fn remove_stale_unchecked(parent: &Path, prefix: &str) {
-    // Without /proc no process can be known gone.
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(prefix))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let gone = !Path::new("/proc").join(pid.to_string()).exists();
-        if gone && pid != std::process::id() && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}

@@ -2,11 +2,15 @@
 //! model entry of each, and how the harness makes the store on disk hold them, from what the
 //! last run left or from an empty store.
 //!
-//! # Ambient authority
-//! Plants and removes entries in the store by host path.
+//! Everything goes through the store root's handle: entries are planted and removed one name
+//! at a time, no link followed.
 
-use std::io;
+use std::ffi::OsStr;
+use std::io::{self, Write as _};
 use std::path::Path;
+
+use cap_fs_ext::{DirExt as _, FollowSymlinks, OpenOptionsFollowExt as _};
+use cap_std::fs::{Dir, OpenOptions};
 
 use super::grammar::BIG_TEXT;
 use super::Harness;
@@ -75,18 +79,19 @@ impl Harness {
     /// and plant everything. Hard links are always planted anew (the walk sees a link count,
     /// not which inode it is).
     pub(super) fn reset_unchecked(&mut self, want: &ModelDir) -> io::Result<()> {
-        let root = self.sandbox.root().to_path_buf();
+        let root = self.root.try_clone()?;
         if let Some(have) = self.last.take() {
-            if self.sync_unchecked(&root, want, &have).is_ok() {
+            if self.sync(&root, want, &have).is_ok() {
                 return Ok(());
             }
         }
-        self.clear_store_unchecked()?;
-        self.sync_unchecked(&root, want, &ModelDir::new())
+        crate::scratch::empty(&root)?;
+        self.sync(&root, want, &ModelDir::new())
     }
 
-    /// Turn the folder `host`, which holds `have`, into one holding `want`.
-    fn sync_unchecked(&self, host: &Path, want: &ModelDir, have: &ModelDir) -> io::Result<()> {
+    /// Turn the folder `dir`, which holds `have`, into one holding `want`; by handle, links
+    /// removed or planted, never followed.
+    fn sync(&self, dir: &Dir, want: &ModelDir, have: &ModelDir) -> io::Result<()> {
         for (name, entry) in have {
             let keep = match (entry, want.get(name)) {
                 (Entry::Dir(_), Some(Entry::Dir(_))) | (Entry::Special, Some(Entry::Special)) => {
@@ -97,35 +102,23 @@ impl Harness {
                 _ => false,
             };
             if !keep {
-                let p = host.join(name);
                 if matches!(entry, Entry::Dir(_)) {
-                    std::fs::remove_dir_all(p)?;
+                    // cap-std: no link followed, links met unlinked.
+                    dir.remove_dir_all(name)?;
                 } else {
-                    std::fs::remove_file(p)?;
+                    dir.remove_file(name)?;
                 }
             }
         }
         for (name, entry) in want {
-            let p = host.join(name);
             match (entry, have.get(name)) {
-                (Entry::Dir(w), Some(Entry::Dir(h))) => self.sync_unchecked(&p, w, h)?,
+                (Entry::Dir(w), Some(Entry::Dir(h))) => {
+                    self.sync(&dir.open_dir_nofollow(name)?, w, h)?
+                }
                 (Entry::Special, Some(Entry::Special)) => {}
                 (Entry::File(a), Some(Entry::File(b))) if a == b => {}
                 (Entry::Symlink(a), Some(Entry::Symlink(b))) if a == b => {}
-                _ => self.plant_unchecked(&p, entry)?,
-            }
-        }
-        Ok(())
-    }
-
-    /// Remove everything in the store root (links removed, never followed).
-    fn clear_store_unchecked(&self) -> io::Result<()> {
-        for entry in std::fs::read_dir(self.sandbox.root())? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                std::fs::remove_dir_all(entry.path())?;
-            } else {
-                std::fs::remove_file(entry.path())?;
+                _ => self.plant(dir, name.as_ref(), entry)?,
             }
         }
         Ok(())
@@ -149,21 +142,27 @@ impl Harness {
         }
     }
 
-    /// Plant `entry` (a whole subtree for a directory) at the host path `host`.
-    fn plant_unchecked(&self, host: &Path, entry: &Entry) -> io::Result<()> {
+    /// Plant `entry` (a whole subtree for a directory) as `name` in `dir`, by handle.
+    fn plant(&self, dir: &Dir, name: &OsStr, entry: &Entry) -> io::Result<()> {
         match entry {
-            Entry::Dir(dir) => {
-                std::fs::create_dir(host)?;
-                for (name, e) in dir {
-                    self.plant_unchecked(&host.join(name), e)?;
+            Entry::Dir(sub) => {
+                dir.create_dir(name)?;
+                let d = dir.open_dir_nofollow(name)?;
+                for (n, e) in sub {
+                    self.plant(&d, n.as_ref(), e)?;
                 }
                 Ok(())
             }
-            Entry::File(bytes) => std::fs::write(host, bytes),
-            Entry::Symlink(target) => std::os::unix::fs::symlink(target, host),
+            Entry::File(bytes) => {
+                let mut o = OpenOptions::new();
+                o.write(true).create(true).truncate(true);
+                o.follow(FollowSymlinks::No);
+                dir.open_with(name, &o)?.write_all(bytes)
+            }
+            Entry::Symlink(target) => dir.symlink_contents(target, name),
             Entry::Special => rustix::fs::mknodat(
-                rustix::fs::CWD,
-                host,
+                dir,
+                name,
                 rustix::fs::FileType::Fifo,
                 rustix::fs::Mode::from_raw_mode(0o600),
                 0,
@@ -171,13 +170,13 @@ impl Harness {
             .map_err(io::Error::from),
             Entry::HardLinked(bytes) => {
                 // The outside canary with these bytes (the layout plants one).
-                let name = self
+                let source = self
                     .hard_sources
                     .iter()
                     .find(|(_, b)| *b == bytes)
                     .map(|(n, _)| *n)
                     .ok_or_else(|| io::Error::other("no outside file holds these bytes"))?;
-                std::fs::hard_link(self.sandbox.base().join("outside").join(name), host)
+                self.outside_dir.hard_link(source, dir, name)
             }
         }
     }

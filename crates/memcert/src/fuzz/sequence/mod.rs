@@ -58,7 +58,6 @@ pub use grammar::{
     CommandSpec, PathSpec, PathToken, Sequence, TextSpec, ENCODED, LOOKALIKES, MAX_COMMANDS, NAMES,
     TEXTS,
 };
-pub(crate) use harness::remove_stale_unchecked;
 pub use harness::{Harness, MAX_FILE_BYTES};
 pub use layout::{Plant, LAYOUT};
 #[cfg(feature = "arbitrary")]
