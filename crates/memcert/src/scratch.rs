@@ -18,7 +18,7 @@
 //! - Everything memcert lays out, reads back and removes in a scratch folder goes through the
 //!   handle it holds ([`Scratch::dir`]) and handles opened from it one name at a time with
 //!   `O_NOFOLLOW`: a component swapped for a link makes the operation fail, never reach the
-//!   link's target. Removal ([`empty`], [`remove_tree`]) unlinks a link it meets and never
+//!   link's target. Removal ([`empty`], [`Scratch::remove`]) unlinks a link it meets and never
 //!   follows one; the scratch folder itself is removed by name from its parent's handle only
 //!   while that name is still the folder memcert made (same device and inode).
 //!
