@@ -266,7 +266,7 @@ pub(crate) fn outside(rel: &str) -> LinkTo {
 pub(crate) const SENTINEL: &str = "/memories/keep.txt";
 /// The check text of every case where losing a file the command did not name means the store
 /// (or part of it) was destroyed: UNSAFE wherever it is seen (issue 11: one effect, one verdict).
-pub(crate) const STORE_SURVIVES: &str = "the store survives (data destroyed otherwise)";
+pub const STORE_SURVIVES: &str = "the store survives (data destroyed otherwise)";
 /// Content of [`SENTINEL`].
 pub(crate) const SENTINEL_TEXT: &str = "keep me\n";
 

@@ -20,12 +20,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::attack::oracle;
-use crate::certify::CaseRecord;
+use crate::certify::{finding_step, CaseRecord};
 use crate::protocol::ToolResult;
 use crate::suite::verdict::Verdict;
 
-/// The start of the check that finds the store destroyed (`catalog::STORE_SURVIVES`).
-const STORE_SURVIVES: &str = "the store survives";
+use crate::suite::catalog::STORE_SURVIVES;
 
 /// One cause: the findings of one verdict, kind, rule and shape, with the cases that show it.
 #[derive(Clone, Debug, Serialize)]
@@ -200,24 +199,24 @@ fn reply_or_check_key(
             .and_then(|rest| rest.rsplit_once("; expected ").map(|(why, _)| why));
         return match why {
             Some(why) => ("behaviour".into(), shape(why)),
-            None => (format!("command:{}", command_of(c, f)), shaped),
+            None => (format!("command:{}", command_of(c)), shaped),
         };
     }
     if shaped.contains("the case expects") {
         (format!("rule:{rule}"), shaped)
     } else {
-        let note = shaped
-            .split_once(": ")
-            .filter(|(head, _)| head.starts_with("step "))
-            .map_or(shaped.as_str(), |(_, note)| note);
-        ("behaviour".into(), note.to_owned())
+        // The note without its `step N: ` ([`finding_step`]): one behaviour in any step.
+        let note = match finding_step(f) {
+            Some(_) => f.detail.split_once(": ").map_or("", |(_, note)| note),
+            None => &f.detail,
+        };
+        ("behaviour".into(), shape(note))
     }
 }
 
-/// The command a reply or check finding is about: the command of the step a reply finding
-/// names (`step N: ...`); for a check, the last step that is not a `view` (the change the
+/// The command a check finding is about: the last step that is not a `view` (the change the
 /// check looks at), else the last step; empty when the case sent nothing.
-fn command_of(c: &CaseRecord, f: &crate::attack::oracle::Finding) -> String {
+fn command_of(c: &CaseRecord) -> String {
     let name = |i: usize| -> Option<String> {
         c.steps
             .get(i)?
@@ -226,16 +225,6 @@ fn command_of(c: &CaseRecord, f: &crate::attack::oracle::Finding) -> String {
             .as_str()
             .map(str::to_owned)
     };
-    if f.kind == "reply" {
-        let n: Option<usize> = f
-            .detail
-            .strip_prefix("step ")
-            .and_then(|r| r.split(':').next())
-            .and_then(|n| n.parse().ok());
-        if let Some(cmd) = n.and_then(|n| name(n.checked_sub(1)?)) {
-            return cmd;
-        }
-    }
     (0..c.steps.len())
         .rev()
         .find_map(|i| name(i).filter(|n| n != "view"))
