@@ -16,6 +16,7 @@ use memcert::certify::{self, CaseRecord, Config, Summary};
 use memcert::report::{causes, markdown};
 use memcert::suite::catalog::{self, RunLevel};
 use memcert::suite::verdict::Verdict::{self, *};
+use memcert::suite::Case;
 use memcert::text::Profile;
 
 /// One expected cause: verdict, finding kind, rule (first citation id), number of cases.
@@ -341,18 +342,36 @@ const FIXTURES: &[(&str, &str, &[Row])] = &[
 
 #[test]
 fn flawed_fixture_causes() {
-    let mut failures = Vec::new();
-    for (fixture, class, want) in FIXTURES {
-        let globs = fixture_globs(fixture);
+    one_cause_each(FIXTURES, |fixture| {
         let all = if fixture.starts_with("follows") {
             catalog::all()
         } else {
             catalog::payload::cases(RunLevel::Full)
         };
-        let cases = certify::select(all, &globs, &[]).unwrap();
+        certify::select(all, &fixture_globs(fixture), &[]).unwrap()
+    });
+}
+
+/// Run each one-flaw fixture `(file, class, causes)` of `fixtures/handlers/flawed/` on the cases
+/// `cases_of(file)` selects and check that exactly one of its causes is FAIL or worse and that
+/// its cause list is `causes` ([`assert_causes`]); every mismatch is reported at once.
+fn one_cause_each(fixtures: &[(&str, &str, &[Row])], cases_of: impl Fn(&str) -> Vec<Case>) {
+    let mut failures = Vec::new();
+    for (fixture, class, want) in fixtures {
         let spec = format!("fixtures/handlers/flawed/{fixture}.py:{class}");
         let (_dir, mut t) = python_target(&spec, Duration::from_secs(20));
-        let records = run_cases(&mut t, Profile::Docs, &cases);
+        // Permission cases depend on the uid the tests run as.
+        let records: Vec<CaseRecord> = run_cases(&mut t, Profile::Docs, &cases_of(fixture))
+            .into_iter()
+            .filter(|r| !r.id.starts_with("scenario/no-permission/"))
+            .collect();
+        let worse = causes::causes(&records)
+            .iter()
+            .filter(|c| c.verdict >= Verdict::Fail)
+            .count();
+        if worse != 1 {
+            failures.push(format!("{fixture}: {worse} causes at FAIL or worse"));
+        }
         if let Err(e) = std::panic::catch_unwind(|| assert_causes(fixture, &records, want)) {
             failures.push(
                 e.downcast_ref::<String>()
@@ -573,33 +592,5 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
 #[test]
 fn behavioural_fixture_causes() {
     let cases = certify::select(catalog::all(), &[], &["race/*".to_owned()]).unwrap();
-    let mut failures = Vec::new();
-    for (fixture, class, want) in BEHAVIOURAL {
-        let spec = format!("fixtures/handlers/flawed/{fixture}.py:{class}");
-        let (_dir, mut t) = python_target(&spec, Duration::from_secs(20));
-        let records = run_cases(&mut t, Profile::Docs, &cases);
-        // Permission cases depend on the uid the tests run as.
-        let records: Vec<CaseRecord> = records
-            .into_iter()
-            .filter(|r| !r.id.starts_with("scenario/no-permission/"))
-            .collect();
-        let worse: Vec<_> = causes::causes(&records)
-            .into_iter()
-            .filter(|c| c.verdict >= Verdict::Fail)
-            .collect();
-        if worse.len() != 1 {
-            failures.push(format!(
-                "{fixture}: {} causes at FAIL or worse",
-                worse.len()
-            ));
-        }
-        if let Err(e) = std::panic::catch_unwind(|| assert_causes(fixture, &records, want)) {
-            failures.push(
-                e.downcast_ref::<String>()
-                    .cloned()
-                    .unwrap_or_else(|| format!("{fixture}: failed")),
-            );
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    one_cause_each(BEHAVIOURAL, |_| cases.clone());
 }
