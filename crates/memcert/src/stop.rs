@@ -141,6 +141,40 @@ impl Stop {
     }
 }
 
+/// One item of a run (a case, a transcript) under `stop`, with `stopped` carrying the reason
+/// across items (a stop is kept once seen). `None` when a signal stopped the run, before or
+/// during the item: neither it nor any after it is reported. After the deadline the item is not
+/// run: `deadline(None)` stands for it. Otherwise `run()` runs it, and an ERROR result
+/// (`is_error`) that ends after the deadline passed is given to `deadline(Some(result))`, the
+/// item the deadline cut short.
+pub fn run_item<T>(
+    stop: &Stop,
+    stopped: &mut Option<StopReason>,
+    run: impl FnOnce() -> T,
+    is_error: impl Fn(&T) -> bool,
+    deadline: impl FnOnce(Option<T>) -> T,
+) -> Option<T> {
+    *stopped = stopped.or(stop.reason());
+    match *stopped {
+        Some(StopReason::Interrupted) => None,
+        Some(StopReason::Deadline) => Some(deadline(None)),
+        None => {
+            let done = run();
+            match stop.reason() {
+                Some(StopReason::Interrupted) => {
+                    *stopped = Some(StopReason::Interrupted);
+                    None
+                }
+                Some(StopReason::Deadline) if is_error(&done) => {
+                    *stopped = Some(StopReason::Deadline);
+                    Some(deadline(Some(done)))
+                }
+                _ => Some(done),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

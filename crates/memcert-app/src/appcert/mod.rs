@@ -48,7 +48,6 @@ use memcert::certify::{
     baseline_summary_of, deadline_record, instantiate_in, listed_unchecked, record, strings_of,
     CaseRecord, Config, Event, Reporter, Snapshots,
 };
-use memcert::stop::StopReason;
 use memcert::suite::verdict::Verdict;
 use memcert::suite::Case;
 use supervise::{run_app, AppEnv, Supervised};
@@ -223,27 +222,18 @@ fn drive(
     let stop = &app.config.stop;
     let mut stopped = None;
     for t in transcripts {
-        stopped = stopped.or(stop.reason());
-        let (rec, log) = match stopped {
-            Some(StopReason::Interrupted) => break,
-            Some(StopReason::Deadline) => {
-                (deadline_record(&t.to_case(), false), SessionLog::default())
-            }
-            None => {
-                let (rec, log) = run_one(app, drive, &mock, t);
-                match stop.reason() {
-                    // The transcript a signal cut short is not reported.
-                    Some(StopReason::Interrupted) => {
-                        stopped = Some(StopReason::Interrupted);
-                        break;
-                    }
-                    Some(StopReason::Deadline) if rec.verdict == Verdict::Error => {
-                        stopped = Some(StopReason::Deadline);
-                        (deadline_record(&t.to_case(), true), log)
-                    }
-                    _ => (rec, log),
-                }
-            }
+        let Some((rec, log)) = memcert::stop::run_item(
+            stop,
+            &mut stopped,
+            || run_one(app, drive, &mock, t),
+            |(rec, _)| rec.verdict == Verdict::Error,
+            |cut| {
+                let was_cut = cut.is_some();
+                let log = cut.map(|(_, log)| log).unwrap_or_default();
+                (deadline_record(&t.to_case(), was_cut), log)
+            },
+        ) else {
+            break;
         };
         if let Some(c) = &rec.baseline {
             compared.push((rec.id.clone(), c.clone()));

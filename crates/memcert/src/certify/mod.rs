@@ -35,7 +35,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::baseline::Baseline;
 use crate::expected::ExpectedFailures;
-use crate::stop::{Stop, StopReason};
+use crate::stop::Stop;
 use crate::suite::verdict::Verdict;
 use crate::suite::Case;
 use crate::target::Target;
@@ -172,25 +172,14 @@ pub fn run(
     let mut stopped = None;
     let mut ran = 0;
     for case in cases {
-        stopped = stopped.or(stop.reason());
-        let rec = match stopped {
-            Some(StopReason::Interrupted) => break,
-            Some(StopReason::Deadline) => deadline_record(case, false),
-            None => {
-                let rec = run_rounds_after(case, target, config, &startup);
-                match stop.reason() {
-                    // The case a signal cut short is not reported.
-                    Some(StopReason::Interrupted) => {
-                        stopped = Some(StopReason::Interrupted);
-                        break;
-                    }
-                    Some(StopReason::Deadline) if rec.verdict == Verdict::Error => {
-                        stopped = Some(StopReason::Deadline);
-                        deadline_record(case, true)
-                    }
-                    _ => rec,
-                }
-            }
+        let Some(rec) = crate::stop::run_item(
+            stop,
+            &mut stopped,
+            || run_rounds_after(case, target, config, &startup),
+            |rec| rec.verdict == Verdict::Error,
+            |cut| deadline_record(case, cut.is_some()),
+        ) else {
+            break;
         };
         ran += 1;
         verdicts.push(rec.verdict);
