@@ -600,20 +600,7 @@ pub fn chmod_nofollow(dir: &Dir, name: &OsStr, mode: u32) -> io::Result<()> {
 /// # Errors
 /// A component is missing, not a folder or a link, or `rel` holds `..`, `/` or a prefix.
 pub fn open_nofollow(dir: &Dir, rel: &Path) -> io::Result<Dir> {
-    let mut at = dir.try_clone()?;
-    for c in rel.components() {
-        match c {
-            Component::Normal(name) => at = at.open_dir_nofollow(name)?,
-            Component::CurDir => {}
-            _ => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("{}: not a relative path of plain names", rel.display()),
-                ))
-            }
-        }
-    }
-    Ok(at)
+    walk_nofollow(dir, rel, false)
 }
 
 /// [`open_nofollow`], making each missing folder (mode 0755 before the umask, as `mkdir -p`).
@@ -621,13 +608,20 @@ pub fn open_nofollow(dir: &Dir, rel: &Path) -> io::Result<Dir> {
 /// # Errors
 /// As [`open_nofollow`]; a component that exists and is not a folder.
 pub fn create_nofollow(dir: &Dir, rel: &Path) -> io::Result<Dir> {
+    walk_nofollow(dir, rel, true)
+}
+
+/// The walk of [`open_nofollow`] (`create`: false) and [`create_nofollow`] (`create`: true).
+fn walk_nofollow(dir: &Dir, rel: &Path, create: bool) -> io::Result<Dir> {
     let mut at = dir.try_clone()?;
     for c in rel.components() {
         match c {
             Component::Normal(name) => {
-                match at.create_dir(name) {
-                    Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-                    _ => {}
+                if create {
+                    match at.create_dir(name) {
+                        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                        _ => {}
+                    }
                 }
                 at = at.open_dir_nofollow(name)?;
             }
