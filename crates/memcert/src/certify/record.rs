@@ -708,16 +708,7 @@ mod tests {
         }
     }
 
-    fn step(verdict: Verdict) -> StepRecord {
-        StepRecord {
-            input: serde_json::json!({"command": "view", "path": "/memories/loop"}),
-            reply: Some(ToolResult::error("loop")),
-            reply_cut: None,
-            error: None,
-            expected: "is_error: true\nloop".into(),
-            verdict,
-        }
-    }
+    use crate::report::test_view_step as step;
 
     #[test]
     fn the_peak_memory_is_read_from_proc_status() {

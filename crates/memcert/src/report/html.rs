@@ -984,17 +984,7 @@ data-verdict=\"UNSAFE\" open>"
         );
     }
 
-    /// A view step whose reply's grade is `verdict` (refused, as expected).
-    fn view_step(verdict: Verdict) -> StepRecord {
-        StepRecord {
-            input: serde_json::json!({"command": "view", "path": "/memories/loop"}),
-            reply: Some(ToolResult::error("loop")),
-            reply_cut: None,
-            error: None,
-            expected: "is_error: true\nloop".into(),
-            verdict,
-        }
-    }
+    use crate::report::test_view_step as view_step;
 
     fn unsafe_finding(kind: &str, detail: &str) -> Finding {
         Finding {

@@ -246,6 +246,20 @@ pub(crate) fn test_record(
     }
 }
 
+/// A step for the record and report tests: `view /memories/loop`, refused as expected
+/// (`is_error: true`, "loop"), its reply graded `verdict`.
+#[cfg(test)]
+pub(crate) fn test_view_step(verdict: Verdict) -> crate::certify::StepRecord {
+    crate::certify::StepRecord {
+        input: serde_json::json!({"command": "view", "path": "/memories/loop"}),
+        reply: Some(crate::protocol::ToolResult::error("loop")),
+        reply_cut: None,
+        error: None,
+        expected: "is_error: true\nloop".into(),
+        verdict,
+    }
+}
+
 /// A run compared with a baseline, for the report tests: `view/missing` PASS and unchanged,
 /// `str_replace/success` PASS and a REGRESSION (one line changed, with markup in it), `view/new`
 /// PASS and NEW; one STALE snapshot, `view/retired`.
