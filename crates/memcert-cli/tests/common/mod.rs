@@ -127,3 +127,16 @@ pub fn transcript_verdicts(profile: Profile) -> BTreeMap<String, Verdict> {
     }
     v
 }
+
+/// The URL that `memcert mock-api` and `memcert record` print as their first line,
+/// `ANTHROPIC_BASE_URL=URL`, read from `out` (the child's stdout); panics with the line when it
+/// is something else.
+pub fn base_url_line(out: &mut impl std::io::BufRead) -> String {
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    first
+        .trim()
+        .strip_prefix("ANTHROPIC_BASE_URL=")
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned()
+}

@@ -279,7 +279,6 @@ fn vm_hwm_kib(pid: u32) -> u64 {
 // body: 1.58 GB)"): the mock reads at most 32 MiB of a body and keeps at most 64 MiB of them.
 #[test]
 fn memory_mock_api_refuses_large_bodies_and_keeps_bounded_history() {
-    use std::io::BufRead;
     let scratch = tempfile::tempdir().unwrap();
     let memory_dir = scratch.path().join("run/base/memories");
     let mut mock = Command::new(env!("CARGO_BIN_EXE_memcert"))
@@ -291,15 +290,8 @@ fn memory_mock_api_refuses_large_bodies_and_keeps_bounded_history() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(mock.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("ANTHROPIC_BASE_URL=")
-        .unwrap()
-        .to_owned();
+    let url =
+        super::common::base_url_line(&mut std::io::BufReader::new(mock.stdout.take().unwrap()));
     let request = |text: &str| {
         serde_json::json!({"model": "m", "max_tokens": 1,
             "messages": [{"role": "user", "content": text}]})

@@ -19,6 +19,31 @@ fn marked_copy(from: &str, dir: &Path, marker: &str) -> String {
     to.display().to_string()
 }
 
+/// Stop `cmd` (a run writing its file reports into `reports`, with `tmp` as its TMPDIR) with
+/// `sig` once a process carrying marker `m` runs, and check that it stopped cleanly: exit 130,
+/// every report marked INTERRUPTED, no process with the marker and no scratch left in `tmp`.
+/// The run's output and reports, for what a test checks beyond that.
+fn assert_clean_stop(
+    cmd: std::process::Command,
+    m: &str,
+    sig: Signal,
+    tmp: &Path,
+    reports: &Path,
+) -> (Output, Reports) {
+    let out = stopped_mid_run(cmd, m, sig);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = Reports::read(reports);
+    r.marked("INTERRUPTED", "interrupted");
+    assert_no_process(m);
+    assert_no_scratch(tmp);
+    (out, r)
+}
+
 // See: issue 13 ("Ctrl-C in certify --python/--node/--stdio leaves the adapter folder, the
 // handler's HOME, the case sandbox and a hung handler process, and writes no report").
 #[test]
@@ -32,9 +57,8 @@ fn sigint_and_sigterm_stop_a_stdio_run_cleanly() {
             .arg("--stdio")
             .arg(format!("python3 {} {m}", hostile("ignores_sigterm.py")))
             .args(report_flags(out_dir.path()));
-        let out = stopped_mid_run(cmd, &m, sig);
+        let (out, r) = assert_clean_stop(cmd, &m, sig, tmp.path(), out_dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(130), "{stderr}");
         assert!(stderr.contains("memcert: interrupted"), "{stderr}");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -45,11 +69,7 @@ fn sigint_and_sigterm_stop_a_stdio_run_cleanly() {
             stdout.contains("verdict: NOT CERTIFIED (INTERRUPTED run)"),
             "{stdout}"
         );
-        let r = Reports::read(out_dir.path());
-        r.marked("INTERRUPTED", "interrupted");
         assert_eq!(r.json["summary"]["planned"], 8);
-        assert_no_process(&m);
-        assert_no_scratch(tmp.path());
     }
 }
 
@@ -66,16 +86,7 @@ fn sigint_stops_a_python_handler_cleanly() {
         .arg("--python-exe")
         .arg(common::python())
         .args(report_flags(dir.path()));
-    let out = stopped_mid_run(cmd, &m, Signal::INT);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Reports::read(dir.path()).marked("INTERRUPTED", "interrupted");
-    assert_no_process(&m);
-    assert_no_scratch(tmp.path());
+    assert_clean_stop(cmd, &m, Signal::INT, tmp.path(), dir.path());
 }
 
 #[test]
@@ -91,16 +102,7 @@ fn sigterm_stops_a_node_handler_cleanly() {
         .arg("--node-path")
         .arg(common::node_path())
         .args(report_flags(dir.path()));
-    let out = stopped_mid_run(cmd, &m, Signal::TERM);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Reports::read(dir.path()).marked("INTERRUPTED", "interrupted");
-    assert_no_process(&m);
-    assert_no_scratch(tmp.path());
+    assert_clean_stop(cmd, &m, Signal::TERM, tmp.path(), dir.path());
 }
 
 #[test]
@@ -116,28 +118,17 @@ fn sigint_stops_an_app_run_and_reports_what_ran() {
         .arg("--memory-dir")
         .arg(store.path().join("run/base/memories"))
         .args(report_flags(dir.path()));
-    let out = stopped_mid_run(cmd, &m, Signal::INT);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = Reports::read(dir.path());
-    r.marked("INTERRUPTED", "interrupted");
+    let (_, r) = assert_clean_stop(cmd, &m, Signal::INT, tmp.path(), dir.path());
     assert_eq!(r.json["summary"]["planned"], 1);
     assert_eq!(r.json["cases"].as_array().unwrap().len(), 0);
     assert!(
         !store.path().join("run").exists(),
         "the run folder is removed"
     );
-    assert_no_process(&m);
-    assert_no_scratch(tmp.path());
 }
 
 #[test]
 fn sigint_stops_mock_api_and_reports_it() {
-    use std::io::BufRead;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json");
@@ -155,11 +146,7 @@ fn sigint_stops_mock_api_and_reports_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(first.starts_with("ANTHROPIC_BASE_URL="), "{first}");
+    common::base_url_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()));
     signal(&child, Signal::INT);
     let (out, took) = finish(child, Duration::from_secs(10));
     assert!(took < Duration::from_secs(5));

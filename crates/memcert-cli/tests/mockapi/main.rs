@@ -582,7 +582,6 @@ fn python_sdk_app_context_management_is_checked() {
 /// verdict; with nobody calling, it gives up at --timeout with an ERROR and exit 1.
 #[test]
 fn mock_api_serves_an_app_started_by_hand_and_stops_by_itself() {
-    use std::io::BufRead;
     use std::process::Stdio;
     let scratch = tempfile::tempdir().unwrap();
     let memory_dir = scratch.path().join("run/base/memories");
@@ -597,13 +596,7 @@ fn mock_api_serves_an_app_started_by_hand_and_stops_by_itself() {
         .spawn()
         .unwrap();
     let mut out = std::io::BufReader::new(mock.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("ANTHROPIC_BASE_URL=")
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_owned();
+    let url = base_url_line(&mut out);
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/s/0"),
         "{url}"
@@ -734,7 +727,6 @@ fn mock_api_and_certify_app_honour_fail_on() {
 #[test]
 fn record_writes_a_replayable_transcript_without_the_key() {
     use memcert_app::mockapi::{MockApi, ServedTurn};
-    use std::io::BufRead;
     use std::process::Stdio;
     let original = transcripts(&["two-tool-uses"]).remove(0);
     let mock = MockApi::start(Threads::Accept).unwrap();
@@ -764,15 +756,7 @@ fn record_writes_a_replayable_transcript_without_the_key() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(rec.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("ANTHROPIC_BASE_URL=")
-        .unwrap()
-        .to_owned();
+    let url = base_url_line(&mut std::io::BufReader::new(rec.stdout.take().unwrap()));
     let base = scratch.path().join("app");
     let secret = "sk-ant-memcert-test-0123456789";
     let by_hand = Command::new(python())
