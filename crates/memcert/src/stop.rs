@@ -4,7 +4,8 @@
 //! [`POLL`] of the stop instead of at its own time limit.
 //!
 //! # Guarantees
-//! - [`Stop::recv`] never waits past the deadline, nor more than [`POLL`] past a signal.
+//! - A stdio handler's exchange (`target::stdio`) never waits past the deadline, nor more than
+//!   [`POLL`] past a signal.
 //! - A stop is sticky: once [`Stop::reason`] is `Some`, it stays `Some` (a signal wins over the
 //!   deadline when both came).
 //!
@@ -13,7 +14,6 @@
 //!   handler's call, laying out a sandbox) runs to its end first.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,19 +46,6 @@ pub struct Stop {
     deadline: Option<Instant>,
 }
 
-/// What a wait on a channel gave ([`Stop::recv`]).
-#[derive(Debug)]
-pub enum Received<T> {
-    /// A message came.
-    Got(T),
-    /// The time limit passed first.
-    Timeout,
-    /// The sender is gone.
-    Disconnected,
-    /// The run stopped first.
-    Stopped(StopReason),
-}
-
 impl Stop {
     /// A stop that never fires unless [`Stop::interrupt`] is called.
     pub fn never() -> Stop {
@@ -72,12 +59,6 @@ impl Stop {
             flag,
             deadline: within.map(|d| Instant::now() + d),
         }
-    }
-
-    /// This stop with the deadline `within` from now.
-    pub fn within(mut self, within: Duration) -> Stop {
-        self.deadline = Some(Instant::now() + within);
-        self
     }
 
     /// Stop as a signal would.
@@ -100,44 +81,6 @@ impl Stop {
     pub fn remaining(&self) -> Option<Duration> {
         self.deadline
             .map(|d| d.saturating_duration_since(Instant::now()))
-    }
-
-    /// Sleep `d`, or less when the run stops first; the reason when it did.
-    pub fn sleep(&self, d: Duration) -> Option<StopReason> {
-        let end = Instant::now() + d;
-        loop {
-            if let Some(r) = self.reason() {
-                return Some(r);
-            }
-            let now = Instant::now();
-            if now >= end {
-                return None;
-            }
-            std::thread::sleep((end - now).min(POLL));
-        }
-    }
-
-    /// Wait up to `timeout` for a message on `rx`, ending early when the run stops.
-    pub fn recv<T>(&self, rx: &Receiver<T>, timeout: Duration) -> Received<T> {
-        let end = Instant::now() + timeout;
-        loop {
-            if let Some(r) = self.reason() {
-                return Received::Stopped(r);
-            }
-            let now = Instant::now();
-            if now >= end {
-                return Received::Timeout;
-            }
-            let mut slice = (end - now).min(POLL);
-            if let Some(left) = self.remaining() {
-                slice = slice.min(left.max(Duration::from_millis(1)));
-            }
-            match rx.recv_timeout(slice) {
-                Ok(m) => return Received::Got(m),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Received::Disconnected,
-            }
-        }
     }
 }
 
@@ -179,33 +122,45 @@ pub fn run_item<T>(
 mod tests {
     use super::*;
 
+    /// The runner's step: a result, a deadline record for an item not run or cut short, and
+    /// nothing once a signal came; the reason kept across items.
     #[test]
-    fn a_wait_ends_at_the_deadline_or_soon_after_a_signal() {
-        let (_tx, rx) = std::sync::mpsc::channel::<u8>();
-        let stop = Stop::never().within(Duration::from_millis(100));
-        let t = Instant::now();
-        assert!(matches!(
-            stop.recv(&rx, Duration::from_secs(30)),
-            Received::Stopped(StopReason::Deadline)
-        ));
-        assert!(t.elapsed() < Duration::from_secs(2));
-        let stop = Stop::never();
-        let s2 = stop.clone();
-        let h = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(100));
+    fn run_item_follows_the_stop() {
+        let is_error = |v: &i32| *v < 0;
+        let stand_in = |cut: Option<i32>| 100 + cut.unwrap_or(0);
+        let mut stopped = None;
+        let go = Stop::never();
+        assert_eq!(
+            run_item(&go, &mut stopped, || 1, is_error, stand_in),
+            Some(1)
+        );
+        assert_eq!(stopped, None);
+        // The deadline passes during an item that ends in an error: cut short.
+        let late = Stop::on_flag(Arc::default(), Some(Duration::from_millis(20)));
+        let slow_error = || {
+            std::thread::sleep(Duration::from_millis(60));
+            -1
+        };
+        assert_eq!(
+            run_item(&late, &mut stopped, slow_error, is_error, stand_in),
+            Some(99)
+        );
+        assert_eq!(stopped, Some(StopReason::Deadline));
+        // Every later item is not run.
+        assert_eq!(
+            run_item(&go, &mut stopped, || 1, is_error, stand_in),
+            Some(100)
+        );
+        // A signal during an item: neither it nor any after it.
+        let mut stopped = None;
+        let sig = Stop::never();
+        let s2 = sig.clone();
+        let run = move || {
             s2.interrupt();
-        });
-        let t = Instant::now();
-        assert!(matches!(
-            stop.recv(&rx, Duration::from_secs(30)),
-            Received::Stopped(StopReason::Interrupted)
-        ));
-        assert!(t.elapsed() < Duration::from_secs(2));
-        h.join().unwrap();
-        assert_eq!(stop.reason(), Some(StopReason::Interrupted));
-        assert!(matches!(
-            Stop::never().recv(&rx, Duration::from_millis(10)),
-            Received::Timeout
-        ));
+            1
+        };
+        assert_eq!(run_item(&sig, &mut stopped, run, is_error, stand_in), None);
+        assert_eq!(stopped, Some(StopReason::Interrupted));
+        assert_eq!(run_item(&go, &mut stopped, || 1, is_error, stand_in), None);
     }
 }
