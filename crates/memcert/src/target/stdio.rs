@@ -305,7 +305,7 @@ impl Stdio {
             &line,
             deadline,
             cap,
-            &|| run_stop.reason().is_some(),
+            &run_stop,
         )?;
         match got {
             wire::Got::Line(bytes) => {
@@ -320,10 +320,7 @@ impl Stdio {
                 head: cut(&String::from_utf8_lossy(&head)),
             }),
             wire::Got::Timeout => Err(TargetError::Timeout(timeout)),
-            wire::Got::Stopped => match run_stop.reason() {
-                Some(why) => Err(TargetError::Stopped(why)),
-                None => Err(TargetError::Timeout(timeout)),
-            },
+            wire::Got::Stopped(why) => Err(TargetError::Stopped(why)),
             wire::Got::WriteClosed => Err(exited(p, tail)),
             wire::Got::Closed => {
                 std::thread::sleep(Duration::from_millis(50));
@@ -498,7 +495,7 @@ impl Target for Stdio {
                 b"{\"op\":\"shutdown\"}\n",
                 Instant::now() + Duration::from_millis(500),
                 self.max_reply,
-                &|| run_stop.reason().is_some(),
+                &run_stop,
             );
         }
         self.stop();

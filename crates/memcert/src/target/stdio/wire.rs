@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
+use crate::stop::{Stop, StopReason, POLL};
+
 /// Bytes read from the answer pipe at a time.
 pub const CHUNK: usize = 64 * 1024;
 /// Bytes of a cut answer kept for the error message.
@@ -41,14 +43,11 @@ pub enum Got {
     WriteClosed,
     /// The deadline passed.
     Timeout,
-    /// `stopped` said so (a signal, the run's deadline) before an answer came.
-    Stopped,
+    /// The run stopped (a signal, its deadline) before an answer came.
+    Stopped(StopReason),
     /// The answer line passed the cap: its first [`HEAD`] bytes.
     TooLarge(Vec<u8>),
 }
-
-/// How often [`exchange`] asks whether the run stopped while it waits.
-pub const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// Put `fd` (a pipe end memcert holds) in non-blocking mode.
 ///
@@ -60,8 +59,8 @@ pub fn nonblocking(fd: impl AsFd) -> std::io::Result<()> {
 
 /// Write `request` to `input` and read one line from `output` into `pending` (bytes already
 /// read and not yet taken), by `deadline`, holding at most `cap` bytes of the line (plus one
-/// [`CHUNK`]). Both pipes must be non-blocking ([`nonblocking`]). `stopped` is asked at least
-/// every [`STOP_POLL`]: when it says so, the exchange ends with [`Got::Stopped`].
+/// [`CHUNK`]). Both pipes must be non-blocking ([`nonblocking`]). `stop` is looked at least every
+/// [`crate::stop::POLL`]: once it fires, the exchange ends with [`Got::Stopped`].
 ///
 /// # Errors
 /// An I/O error other than the pipe closing (`EPIPE` is [`Got::WriteClosed`], end of stream
@@ -73,7 +72,7 @@ pub fn exchange<W, R>(
     request: &[u8],
     deadline: Instant,
     cap: usize,
-    stopped: &dyn Fn() -> bool,
+    stop: &Stop,
 ) -> std::io::Result<Got>
 where
     W: Write + AsFd,
@@ -104,15 +103,15 @@ where
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
             return Ok(Got::Timeout);
         };
-        if stopped() {
-            return Ok(Got::Stopped);
+        if let Some(why) = stop.reason() {
+            return Ok(Got::Stopped(why));
         }
         let (write_ready, read_ready) = wait(
             input,
             output,
             !out.is_empty(),
             newline.is_none(),
-            left.min(STOP_POLL),
+            left.min(POLL),
         )?;
         if write_ready {
             match input.write(out) {
@@ -212,7 +211,7 @@ mod tests {
             request,
             deadline,
             cap,
-            &|| false,
+            &Stop::never(),
         )
         .unwrap();
         let _ = child.kill();
@@ -232,7 +231,7 @@ mod tests {
             b"hello\n",
             deadline,
             100,
-            &|| false,
+            &Stop::never(),
         )
         .unwrap();
         assert_eq!(got, Got::Line(b"hello".to_vec()));
@@ -255,10 +254,10 @@ mod tests {
     #[test]
     fn a_long_line_with_a_newline_past_the_cap_is_too_large() {
         let mut child = spawn("read l; head -c 5000 /dev/zero | tr '\\0' a; echo");
-        assert!(matches!(
+        assert_eq!(
             run(&mut child, b"x\n", 10.0, 4096),
-            Got::TooLarge(_)
-        ));
+            Got::TooLarge(vec![b'a'; HEAD])
+        );
         let mut child = spawn("read l; head -c 4096 /dev/zero | tr '\\0' a; echo");
         assert_eq!(
             run(&mut child, b"x\n", 10.0, 4096),
