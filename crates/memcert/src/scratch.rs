@@ -64,7 +64,7 @@ pub fn insecure_dirs() -> bool {
 /// A folder on the way to memcert's work that another user could change: one line naming the
 /// folder, what is wrong and the flag that accepts it anyway.
 #[derive(Debug, thiserror::Error)]
-#[error("{} {why}: another user could swap what memcert makes in it for a link; fix its owner or mode, or pass --insecure-dirs", component.display())]
+#[error("{} {why}: another user could swap what memcert makes in it for a link; fix its owner or mode, or pass {INSECURE_FLAG}", component.display())]
 pub struct InsecureDir {
     /// The folder that fails the check.
     pub component: PathBuf,
@@ -273,14 +273,6 @@ impl Scratch {
             }
         }
         Err(last)
-    }
-
-    /// A private folder inside this one, `<prefix>XXXXXX`, as [`Scratch::new_in`] makes one.
-    ///
-    /// # Errors
-    /// As [`Scratch::new_in`].
-    pub fn sub(&self, prefix: &str) -> io::Result<Scratch> {
-        Scratch::make_in(self.dir.try_clone()?, &self.path, prefix)
     }
 
     /// The run folder at `run` (an absolute path) the user named, taken for memcert to lay out

@@ -677,19 +677,6 @@ fn make_alias(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<
     Err(io::Error::other("no alias name was free"))
 }
 
-/// Every object under the folder at `dir` (relative paths), links not followed.
-///
-/// # Ambient authority
-/// Opens `dir` by host path (its last component with `O_NOFOLLOW`), then walks by handle.
-pub fn tree_unchecked(dir: &Path) -> Tree {
-    let opened = match (dir.parent(), dir.file_name()) {
-        (Some(parent), Some(name)) => Dir::open_ambient_dir(parent, cap_std::ambient_authority())
-            .and_then(|p| p.open_dir_nofollow(name)),
-        _ => Dir::open_ambient_dir(dir, cap_std::ambient_authority()),
-    };
-    opened.map(|d| tree_of(&d)).unwrap_or_default()
-}
-
 /// Every object under the folder `dir` holds (relative paths), links not followed.
 pub fn tree_of(dir: &Dir) -> Tree {
     let mut tree = Tree::new();
