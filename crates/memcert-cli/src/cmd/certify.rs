@@ -77,10 +77,7 @@ pub fn run(args: CertifyArgs) -> Result<i32> {
     seconds("--timeout", args.handler.timeout)?;
     args.reports
         .check_writable(&[("wire log", args.wire_log.as_deref())])?;
-    let config = Config {
-        stop: args.stop.stop()?,
-        ..config(&args)?
-    };
+    let config = config(&args)?;
     if args.app.app.is_some() {
         return run_app(&args, config);
     }
@@ -111,7 +108,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         black_box: args.handler.memory_dir_unknown,
         snapshots,
         race_rounds: Some(args.handler.race_rounds),
-        stop: Default::default(),
+        stop: args.stop.stop()?,
         keep_reply_bytes: None,
     })
 }
