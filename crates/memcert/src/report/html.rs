@@ -669,11 +669,7 @@ fn escape(f: &mut fmt::Formatter<'_>, text: &str, mark: bool) -> fmt::Result {
                 if mark {
                     f.write_str("<span class=\"c\">")?;
                 }
-                match c {
-                    '\t' => f.write_str("\\t")?,
-                    '\r' => f.write_str("\\r")?,
-                    c => write!(f, "\\u{{{:x}}}", c as u32)?,
-                }
+                f.write_str(&super::escape::shown(c))?;
                 if mark {
                     f.write_str("</span>")?;
                 }
