@@ -716,6 +716,10 @@ fn mock_api_and_certify_app_honour_fail_on() {
     };
     let (code, stdout) = certify_app(&[]);
     assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("\nfail on: UNSAFE, ERROR, FAIL\n"),
+        "{stdout}"
+    );
     let (code, stdout) = certify_app(&["--fail-on", "unsafe"]);
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("\nfail on: UNSAFE\n"), "{stdout}");
