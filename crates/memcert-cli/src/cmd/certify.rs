@@ -67,6 +67,7 @@ pub struct CertifyArgs {
 pub fn run(args: CertifyArgs) -> Result<i32> {
     seconds("--timeout", args.handler.timeout)?;
     args.reports.check_writable()?;
+    args.handler.check_reports(&args.reports)?;
     let config = config(&args)?;
     if args.app.app.is_some() {
         return run_app(&args, config);

@@ -246,6 +246,10 @@ pub struct Summary {
     /// The comparison with the baseline (`--baseline`), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,
+    /// The containment the handler ran under (`crate::contain`), filled by the runs
+    /// ([`crate::certify::run`], app runs); `None` in runs built in code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub containment: Option<crate::contain::Containment>,
 }
 
 impl Summary {
@@ -295,6 +299,7 @@ impl Summary {
             unexcused,
             certified: false,
             baseline: None,
+            containment: None,
         };
         summary.gate(&Self::DEFAULT_FAIL_ON);
         summary

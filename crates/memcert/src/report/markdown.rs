@@ -134,6 +134,9 @@ fn head(summary: &Summary, causes: &[Cause]) -> String {
         summary.total,
         super::versions(),
     ));
+    if let Some(c) = &summary.containment {
+        s.push_str(&format!("Containment: {}\n\n", code(&c.line())));
+    }
     let per_case: Vec<String> = COLUMNS
         .iter()
         .filter_map(|v| {

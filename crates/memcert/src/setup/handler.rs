@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::contain::Policy;
 use crate::target::{inproc::InProcess, node, python, stdio::Stdio, Target, TargetError};
 use crate::text::Profile;
 
@@ -90,13 +91,16 @@ pub enum HandlerError {
     NoCommand,
     /// The external handler did not start (the hello failed); `stderr` is the end of what it
     /// wrote, when the error does not carry it already, else empty.
-    #[error("the handler cannot be started{}", stderr_note(stderr))]
+    #[error("the handler cannot be started{}{}", stderr_note(stderr), hint.map_or(String::new(), |h| format!("\n{h}")))]
     Start {
         /// Why it did not start.
         #[source]
         source: TargetError,
         /// Its stderr, trimmed; empty when none or already in `source`.
         stderr: String,
+        /// When it ran contained and the error looks like a refusal of the sandbox
+        /// ([`crate::contain::looks_denied`]): [`crate::contain::SANDBOX_HINT`].
+        hint: Option<&'static str>,
     },
 }
 
@@ -108,12 +112,27 @@ fn stderr_note(stderr: &str) -> String {
     }
 }
 
-/// Start the handler `spec` describes, each call of an external one limited to `timeout`.
+/// Start the handler `spec` describes, each call of an external one limited to `timeout`,
+/// contained as far as the kernel allows ([`start_contained`] with the default [`Policy`]).
 ///
 /// # Errors
 /// [`HandlerError`]: the adapter cannot be written, the spec is malformed, or the handler does
 /// not start.
 pub fn start(spec: &HandlerSpec, timeout: Duration) -> Result<Started, HandlerError> {
+    start_contained(spec, timeout, &Policy::default())
+}
+
+/// [`start`] with an external handler contained under `policy` ([`crate::contain`]); an
+/// in-process handler cannot be contained.
+///
+/// # Errors
+/// As [`start`].
+pub fn start_contained(
+    spec: &HandlerSpec,
+    timeout: Duration,
+    policy: &Policy,
+) -> Result<Started, HandlerError> {
+    let started = |s: Stdio| started(s.contained(policy.clone()), policy.enabled);
     let adapter_dir = tempfile::Builder::new()
         .prefix("memcert-adapter-")
         .tempdir()?;
@@ -195,7 +214,7 @@ fn is_module_set(entry: &str) -> bool {
 }
 
 /// Start an external handler now, so one that cannot start at all ends the run before it begins.
-fn started(mut s: Stdio) -> Result<Stdio, HandlerError> {
+fn started(mut s: Stdio, contained: bool) -> Result<Stdio, HandlerError> {
     if let Err(source) = s.start() {
         let tail = s.stderr_tail();
         let tail = tail.trim();
@@ -205,7 +224,14 @@ fn started(mut s: Stdio) -> Result<Stdio, HandlerError> {
         } else {
             tail.to_owned()
         };
-        return Err(HandlerError::Start { source, stderr });
+        let denied = crate::contain::looks_denied(&tail)
+            || crate::contain::looks_denied(&format!("{source} {:?}", source));
+        let hint = (contained && denied).then_some(crate::contain::SANDBOX_HINT);
+        return Err(HandlerError::Start {
+            source,
+            stderr,
+            hint,
+        });
     }
     Ok(s)
 }

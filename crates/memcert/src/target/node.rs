@@ -25,6 +25,8 @@ pub fn adapter_command(
 ) -> std::io::Result<Command> {
     let script = dir.join("memcert_adapter.mjs");
     std::fs::write(&script, ADAPTER_SOURCE)?;
+    // Readable by all: a handler run as nobody (`crate::contain`) reads it; it is public code.
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
     let mut cmd = Command::new(node);
     cmd.arg(script).arg("--handler").arg(spec);
     if let Some(p) = node_path {

@@ -16,6 +16,8 @@ pub const ADAPTER_SOURCE: &str = include_str!("../../../../adapters/python/memce
 pub fn adapter_command(dir: &Path, python: &str, spec: &str) -> std::io::Result<Command> {
     let script = dir.join("memcert_adapter.py");
     std::fs::write(&script, ADAPTER_SOURCE)?;
+    // Readable by all: a handler run as nobody (`crate::contain`) reads it; it is public code.
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
     let mut cmd = Command::new(python);
     cmd.arg(script)
         .arg("--handler")
