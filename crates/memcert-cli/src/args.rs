@@ -343,6 +343,7 @@ impl AppArgs {
             config,
             interrupt: Some(interrupt::flag()?),
             known: Vec::new(),
+            contain: memcert::contain::Policy::default(),
         })
     }
 }

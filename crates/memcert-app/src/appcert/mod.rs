@@ -78,6 +78,9 @@ pub struct AppConfig {
     /// ([`Config::snapshots`]), a snapshot of a case outside this list (and not run) is STALE.
     /// Empty: the transcripts run.
     pub known: Vec<String>,
+    /// How the app is contained ([`memcert::contain`]; as root it runs as uid 0 mapped to
+    /// `nobody` without capabilities, never as `nobody`).
+    pub contain: memcert::contain::Policy,
 }
 
 impl Default for AppConfig {
@@ -92,6 +95,7 @@ impl Default for AppConfig {
             config: Config::default(),
             interrupt: None,
             known: Vec::new(),
+            contain: memcert::contain::Policy::default(),
         }
     }
 }
@@ -226,11 +230,13 @@ fn drive(
     let mut records = Vec::new();
     let mut wire = Vec::new();
     let mut compared = Vec::new();
+    let mut containment = None;
     for t in transcripts {
         if app.interrupted() {
             return Err(AppError::Interrupted);
         }
-        let (rec, log) = run_one(app, drive, &mock, t);
+        let (rec, log, contained) = run_one(app, drive, &mock, t);
+        containment = containment.or(contained);
         if app.interrupted() {
             return Err(AppError::Interrupted);
         }
@@ -248,6 +254,7 @@ fn drive(
         &app.config,
         records.iter().map(|r| (r.id.as_str(), r.verdict)),
     );
+    summary.containment = containment;
     if let Snapshots::Compare(b) = &app.config.snapshots {
         let run: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
         let known: Vec<&str> = if app.known.is_empty() {
@@ -391,7 +398,11 @@ fn run_one(
     drive: &mut Drive,
     mock: &MockApi,
     t: &Transcript,
-) -> (CaseRecord, SessionLog) {
+) -> (
+    CaseRecord,
+    SessionLog,
+    Option<memcert::contain::Containment>,
+) {
     let started = Instant::now();
     let case = t.to_case();
     let mut obs = Observation::default();
@@ -399,7 +410,7 @@ fn run_one(
         Ok(s) => s,
         Err(finding) => {
             let rec = record(&case, &[], obs, &app.config, vec![finding], started);
-            return (rec, SessionLog::default());
+            return (rec, SessionLog::default(), None);
         }
     };
     obs.before_unchecked(&sandbox);
@@ -411,6 +422,7 @@ fn run_one(
     obs.inputs = inputs.iter().map(strings_of).collect();
     let session = mock.add_session(served);
     let ran = drive_session(app, drive, mock, session, t, &sandbox);
+    obs.credentials = ran.canaries.clone();
     let log = mock.log(session);
     obs.after_unchecked(&sandbox, &case);
     let missing = why_missing(&ran.ending, &log, app.timeout, &ran.stderr)
@@ -432,6 +444,7 @@ fn run_one(
     (
         record(&case, &inputs, obs, &app.config, extra, started),
         log,
+        ran.containment.clone(),
     )
 }
 
@@ -486,6 +499,8 @@ fn drive_session(
                 ending: wait_by_hand(mock, session, app),
                 escaped: 0,
                 stderr: String::new(),
+                containment: None,
+                canaries: Vec::new(),
             }
         }
     }

@@ -123,6 +123,8 @@ impl Prepared {
         } else if policy.keep_root {
             missing.push("runs as root (--keep-root)".to_owned());
             (Uid::KeepRoot, None)
+        } else if policy.map_root {
+            (Uid::Mapped, None)
         } else {
             match paths::unreachable_by(&reads.essential, NOBODY, NOBODY) {
                 Some(p) => (Uid::Mapped, Some(p)),
@@ -356,8 +358,11 @@ fn uid_words(
         (Uid::Mapped, Ns::UserPid) => (
             None,
             format!(
-                "0 mapped to {NOBODY} in its user namespace, no capabilities ({} is not readable by nobody)",
-                why.map_or_else(String::new, |p| p.display().to_string())
+                "0 mapped to {NOBODY} in its user namespace, no capabilities ({})",
+                why.map_or_else(
+                    || "its files are not given to nobody".to_owned(),
+                    |p| format!("{} is not readable by nobody", p.display())
+                )
             ),
             None,
         ),

@@ -163,7 +163,7 @@ fn the_validator_catches_a_wrong_shape() {
             "/causes/0: missing \"excused\"",
             "/causes/0: missing \"ids\"",
             "/causes/0: missing \"example\"",
-            "/schema_version: 1 is not 3",
+            "/schema_version: 1 is not 4",
             "/summary: missing \"total\"",
         ]
     );
