@@ -163,13 +163,17 @@ impl Cell {
 /// The hint a start-up error caused by the sandbox gets.
 pub const SANDBOX_HINT: &str = "memcert's sandbox may have blocked it: add what it needs with --allow-read PATH or --allow-write PATH, or run it uncontained with --no-contain";
 
-/// Whether a handler's error text looks like the sandbox refused it (`EACCES`, `EPERM`).
+/// Whether a handler's error text looks like the sandbox refused it: `EACCES`, `EPERM`, or a
+/// module it could not load (an unreadable folder looks empty to an import).
 pub fn looks_denied(text: &str) -> bool {
     [
         "Permission denied",
         "Operation not permitted",
         "EACCES",
         "EPERM",
+        "ModuleNotFoundError",
+        "ERR_MODULE_NOT_FOUND",
+        "Cannot find module",
     ]
     .iter()
     .any(|w| text.contains(w))

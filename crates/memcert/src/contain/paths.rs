@@ -1,8 +1,10 @@
 //! What a handler must read, derived from its command before it is restricted: the program
 //! (found on `PATH`) and its folder; for a Python interpreter its prefixes and `sys.path` (asked
 //! of it with `-S`, so no `.pth` file runs), for Node its executable and global module folders;
-//! the folders of the files and folders its arguments name (a `file.py:Class` spec too) and the
-//! `node_modules` folders above them and above its working folder; system library folders; a
+//! the folders of the files and folders its arguments name (a `file.py:Class` spec too), the
+//! project they belong to (the nearest folder above them with a `.git`, `pyproject.toml`,
+//! `package.json`, ... marker, never the home folder or above) and the `node_modules` folders
+//! above them and above its working folder; system library folders; a
 //! list of single `/etc` files (never `/etc` as a whole); a few devices.
 
 use std::ffi::OsString;
@@ -159,9 +161,12 @@ pub(super) fn derive(cmd: &Command, env: &[(OsString, OsString)], allow: &[PathB
             }
         }
     }
-    for dir in code {
+    for dir in &code {
         for up in dir.ancestors() {
             reads.add(up.join("node_modules"), false);
+        }
+        if let Some(project) = project_of(dir) {
+            reads.add(project, true);
         }
     }
     for p in SYSTEM_DIRS.iter().chain(&ETC_FILES).chain(&DEVICES) {
@@ -171,6 +176,41 @@ pub(super) fn derive(cmd: &Command, env: &[(OsString, OsString)], allow: &[PathB
         reads.add(here.join(p), false);
     }
     reads
+}
+
+/// Files and folders that mark the root of a project.
+const PROJECT_MARKERS: [&str; 7] = [
+    ".git",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "package.json",
+    "Cargo.toml",
+    "requirements.txt",
+];
+
+/// The project a code folder belongs to: the nearest folder above it (itself included) that
+/// holds a project marker, so that a handler may import its siblings (`../lib`); never `/`, the
+/// home folder, a temp folder or a folder above one of them.
+fn project_of(dir: &Path) -> Option<PathBuf> {
+    let stops: Vec<PathBuf> = [std::env::var_os("HOME").map(PathBuf::from)]
+        .into_iter()
+        .flatten()
+        .chain([
+            std::env::temp_dir(),
+            PathBuf::from("/tmp"),
+            PathBuf::from("/dev/shm"),
+        ])
+        .collect();
+    for up in dir.ancestors() {
+        if up.parent().is_none() || stops.iter().any(|s| s.starts_with(up)) {
+            return None;
+        }
+        if PROJECT_MARKERS.iter().any(|m| up.join(m).exists()) {
+            return Some(up.to_path_buf());
+        }
+    }
+    None
 }
 
 /// Prints a JSON list of the interpreter's prefixes and path entries (run with `-S`).
