@@ -138,12 +138,16 @@ impl Cell {
     /// # Errors
     /// The spawn error; an error caused by the sandbox says so and names `--allow-read`,
     /// `--allow-write` and `--no-contain`.
-    pub fn spawn(&self, cmd: Command) -> io::Result<Running> {
+    pub fn spawn(&mut self, cmd: Command) -> io::Result<Running> {
         let prepared = self
             .prepared
-            .as_ref()
+            .as_mut()
             .ok_or_else(|| io::Error::other("the containment cell was not prepared"))?;
-        prepared.spawn(cmd, &self.home)
+        let running = prepared.spawn(cmd, &self.home)?;
+        if running.pid_max && !prepared.achieved.limits.contains("pid_max") {
+            prepared.achieved.limits.push_str(" (pid_max 1024)");
+        }
+        Ok(running)
     }
 
     /// Give everything in the scratch root to the handler's uid (when it runs as another uid

@@ -95,6 +95,8 @@ pub struct Running {
     /// When the child started (`/proc` start time), for the hand kill.
     start: u64,
     done: bool,
+    /// Whether `pid_max` was set in its PID namespace.
+    pub(super) pid_max: bool,
 }
 
 impl Prepared {
@@ -241,15 +243,26 @@ impl Prepared {
         let child = spawned?;
         let mut buf = Vec::new();
         let _ = std::fs::File::from(report_r).read_to_end(&mut buf);
-        let inner = buf
-            .windows(5)
-            .find(|w| w[0] == b'P')
-            .map(|w| i32::from_le_bytes([w[1], w[2], w[3], w[4]]));
-        Ok(Running::new(
-            child,
-            inner,
-            self.achieved.namespaces.starts_with("none"),
-        ))
+        // Messages (each one atomic write): `P` and the handler's PID from the waiter, `S` and
+        // whether `pid_max` was set from the handler.
+        let (mut inner, mut pid_max) = (None, false);
+        let mut rest = buf.as_slice();
+        while let Some((&tag, tail)) = rest.split_first() {
+            match (tag, tail) {
+                (b'P', [a, b, c, d, more @ ..]) => {
+                    inner = Some(i32::from_le_bytes([*a, *b, *c, *d]));
+                    rest = more;
+                }
+                (b'S', [flag, more @ ..]) => {
+                    pid_max = *flag == 1;
+                    rest = more;
+                }
+                _ => break,
+            }
+        }
+        let mut running = Running::new(child, inner, self.achieved.namespaces.starts_with("none"));
+        running.pid_max = pid_max;
+        Ok(running)
     }
 }
 
@@ -590,6 +603,7 @@ impl Running {
             by_hand,
             start,
             done: false,
+            pid_max: false,
         }
     }
 
