@@ -83,6 +83,7 @@ fn run_as(
         },
         interrupt: None,
         known: Vec::new(),
+        contain: Default::default(),
     };
     let mut c = Collect::default();
     let out = appcert::run(&cfg, &transcripts(ids), &mut c).unwrap();
@@ -446,6 +447,7 @@ fn run_faulted(command: &str, profile: Profile, id: &str, faults: &[&str]) -> Ca
         },
         interrupt: None,
         known: Vec::new(),
+        contain: Default::default(),
     };
     let mut c = Collect::default();
     appcert::run(&cfg, &transcripts(&[id]), &mut c).unwrap();
@@ -825,6 +827,7 @@ fn record_writes_a_replayable_transcript_without_the_key() {
         config: Config::default(),
         interrupt: None,
         known: Vec::new(),
+        contain: Default::default(),
     };
     let mut c = Collect::default();
     appcert::run(&cfg, &[t], &mut c).unwrap();
