@@ -11,9 +11,9 @@ use std::rc::Rc;
 
 use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Uid};
 
-/// How deep the walk goes (the sandboxes are a few levels deep; deeper trees are the
-/// handler's own making).
-const MAX_DEPTH: usize = 64;
+/// How deep the walk goes: the deepest planted tree is 300 folders (`scenario/deep-chain`);
+/// one descriptor is held per level.
+const MAX_DEPTH: usize = 512;
 
 /// A regular file seen with more than one name, kept until every name is counted.
 struct Linked {
@@ -54,16 +54,17 @@ pub(super) fn give_unchecked(root: &Path, uid: u32, gid: u32) {
 }
 
 fn walk(dir: Rc<OwnedFd>, u: Uid, g: Gid, depth: usize, linked: &mut Vec<Linked>) {
-    let Ok(reader) = rustix::fs::Dir::read_from(&*dir) else {
-        return;
+    // The names first, the reader closed, so that one descriptor per level is held.
+    let names: Vec<CString> = match rustix::fs::Dir::read_from(&*dir) {
+        Ok(reader) => reader
+            .flatten()
+            .map(|e| e.file_name().to_owned())
+            .filter(|n| n.as_c_str() != c"." && n.as_c_str() != c"..")
+            .collect(),
+        Err(_) => return,
     };
-    for entry in reader.flatten() {
-        let name = entry.file_name();
-        if name == c"." || name == c".." {
-            continue;
-        }
-        let Ok(st) = rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|_| ())
-        else {
+    for name in names {
+        let Ok(st) = rustix::fs::statat(&*dir, &name, AtFlags::SYMLINK_NOFOLLOW) else {
             continue;
         };
         let ft = FileType::from_raw_mode(st.st_mode);
@@ -72,7 +73,7 @@ fn walk(dir: Rc<OwnedFd>, u: Uid, g: Gid, depth: usize, linked: &mut Vec<Linked>
             if !mine {
                 linked.push(Linked {
                     dir: Rc::clone(&dir),
-                    name: name.to_owned(),
+                    name,
                     ino: st.st_ino,
                     nlink: st.st_nlink,
                 });
@@ -80,11 +81,11 @@ fn walk(dir: Rc<OwnedFd>, u: Uid, g: Gid, depth: usize, linked: &mut Vec<Linked>
             continue;
         }
         if !mine {
-            let _ = rustix::fs::chownat(&*dir, name, Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW);
+            let _ = rustix::fs::chownat(&*dir, &name, Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW);
         }
         if ft == FileType::Directory && depth < MAX_DEPTH {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            if let Ok(sub) = rustix::fs::openat(&*dir, name, flags, Mode::empty()) {
+            if let Ok(sub) = rustix::fs::openat(&*dir, &name, flags, Mode::empty()) {
                 walk(Rc::new(sub), u, g, depth + 1, linked);
             }
         }
@@ -105,6 +106,8 @@ mod tests {
         std::fs::write(&victim, "v").unwrap();
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("a/b")).unwrap();
+        let deep = root.path().join("d/".repeat(300));
+        std::fs::create_dir_all(&deep).unwrap();
         std::fs::write(root.path().join("a/b/f"), "f").unwrap();
         std::fs::write(root.path().join("a/pair1"), "p").unwrap();
         std::fs::hard_link(root.path().join("a/pair1"), root.path().join("a/pair2")).unwrap();
@@ -114,6 +117,7 @@ mod tests {
         let uid = |p: &std::path::Path| std::fs::symlink_metadata(p).unwrap().uid();
         assert_eq!(uid(root.path()), 65534);
         assert_eq!(uid(&root.path().join("a/b/f")), 65534);
+        assert_eq!(uid(&deep), 65534, "300 folders deep");
         assert_eq!(uid(&root.path().join("a/pair1")), 65534);
         assert_eq!(uid(&root.path().join("a/link")), 65534);
         assert_eq!(
