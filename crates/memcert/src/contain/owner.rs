@@ -23,7 +23,8 @@ struct Linked {
     nlink: u64,
 }
 
-/// `chown uid:gid` the folder `root` and everything under it that is not already theirs.
+/// `chown uid:gid` the folder `root` and everything under it that is not already theirs (a
+/// folder of theirs is not walked again).
 ///
 /// # Ambient authority
 /// Opens `root` by host path (no-follow); the rest is reached by handle.
@@ -83,7 +84,9 @@ fn walk(dir: Rc<OwnedFd>, u: Uid, g: Gid, depth: usize, linked: &mut Vec<Linked>
         if !mine {
             let _ = rustix::fs::chownat(&*dir, &name, Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW);
         }
-        if ft == FileType::Directory && depth < MAX_DEPTH {
+        // A folder already theirs holds only what they made (memcert lays each case out in
+        // fresh folders of its own), so only the folders just given are walked.
+        if ft == FileType::Directory && !mine && depth < MAX_DEPTH {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             if let Ok(sub) = rustix::fs::openat(&*dir, &name, flags, Mode::empty()) {
                 walk(Rc::new(sub), u, g, depth + 1, linked);
