@@ -209,8 +209,8 @@ fn credential_reader_is_unsafe_and_changes_nothing_outside_when_contained() {
     let c = &report["summary"]["containment"];
     assert_eq!(c["namespaces"], "user+pid", "{c}");
     assert!(
-        reply.contains(" pid=1"),
-        "the handler is its namespace's init: {reply}"
+        reply.contains(" pid=2"),
+        "the handler runs under the init of its own PID namespace: {reply}"
     );
     if rustix::process::geteuid().is_root() && python().1 {
         assert_eq!(c["uid"], "65534 (nobody)", "{c}");
@@ -349,7 +349,7 @@ fn subreaper_fallback_kills_a_setsid_child() {
 }
 
 /// The pinned Node SDK handler starts and answers under the default limits (address space
-/// 4 GiB).
+/// 16 GiB).
 #[test]
 fn node_sdk_handler_runs_under_the_default_address_space_limit() {
     let (_dir, mut target) = common::sdk_target(memcert::text::Profile::TypescriptSdk);
@@ -361,7 +361,7 @@ fn node_sdk_handler_runs_under_the_default_address_space_limit() {
     .unwrap();
     let records = common::run_cases(&mut target, memcert::text::Profile::TypescriptSdk, &cases);
     let c = target.containment();
-    assert!(c.limits.starts_with("address space 4 GiB"), "{c:?}");
+    assert!(c.limits.starts_with("address space 16 GiB"), "{c:?}");
     assert!(
         records.iter().all(|r| r.verdict != Verdict::Error),
         "{:?}",

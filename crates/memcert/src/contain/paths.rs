@@ -1,5 +1,6 @@
 //! What a handler must read, derived from its command before it is restricted: the program
-//! (found on `PATH`) and its folder; for a Python interpreter its prefixes and `sys.path` (asked
+//! (found on `PATH`) and its folder (a version manager's whole root for a shim such as pyenv's
+//! `<root>/shims/python3`); for a Python interpreter its prefixes and `sys.path` (asked
 //! of it with `-S`, so no `.pth` file runs), for Node its executable and global module folders;
 //! the folders of the files and folders its arguments name (a `file.py:Class` spec too), the
 //! project they belong to (the nearest folder above them with a `.git`, `pyproject.toml`,
@@ -114,6 +115,15 @@ pub(super) fn derive(cmd: &Command, env: &[(OsString, OsString)], allow: &[PathB
         if let Some(dir) = p.parent() {
             reads.add(dir, true);
         }
+    }
+    // A version manager's shim (pyenv, rbenv, asdf: `<root>/shims/python3`, a script that runs
+    // `<root>/libexec/...` on `<root>/versions/...`): its whole root is the interpreter.
+    if let Some(root) = program
+        .parent()
+        .filter(|d| d.file_name().is_some_and(|n| n == "shims"))
+        .and_then(Path::parent)
+    {
+        reads.add(root, true);
     }
     let name = program
         .canonicalize()

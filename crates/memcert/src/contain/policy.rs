@@ -63,9 +63,11 @@ impl Policy {
 /// bounded by its PID namespace, not by `RLIMIT_NPROC` (which counts every process of the uid).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Address space in bytes (`RLIMIT_AS`). Default 4 GiB: the pinned Node SDK handler
-    /// reserves about 0.75 GiB of address space at start-up (a test runs it under the default);
-    /// a handler that allocates without end fails instead of taking the machine.
+    /// Address space in bytes (`RLIMIT_AS`). Default 16 GiB: the pinned Node SDK handler
+    /// reserves about 0.75 GiB at start-up (a test runs it under the default), but Node's
+    /// `fetch` (an app's SDK client) instantiates WebAssembly, which reserves about 10 GiB of
+    /// address space per instance (8 GiB fails). A handler that allocates without end fails at
+    /// the limit instead of taking the machine.
     pub address_space: u64,
     /// Largest file it may write, in bytes (`RLIMIT_FSIZE`). Default 1 GiB.
     pub file_size: u64,
@@ -77,7 +79,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            address_space: 4 << 30,
+            address_space: 16 << 30,
             file_size: 1 << 30,
             cpu_seconds: 3600,
         }

@@ -1,10 +1,13 @@
 //! Starting a handler contained, and stopping it.
 //!
-//! memcert's child (the *waiter*) enters the namespaces and clones the handler as the init of
-//! a fresh PID namespace; the handler sets its limits, `no_new_privs` and the Landlock ruleset,
-//! then `exec`s. The waiter closes every file descriptor, waits for the handler and exits as it
-//! did. Both carry `PR_SET_PDEATHSIG = SIGKILL`, so killing memcert kills the waiter, which kills
-//! the handler, which (as init) takes every process of its namespace with it.
+//! memcert's child (the *waiter*) enters the namespaces and clones the *init* (PID 1) of a fresh
+//! PID namespace, which clones the handler (PID 2); the handler sets its limits, `no_new_privs`
+//! and the Landlock ruleset, then `exec`s. The init reaps what is given to it and exits the
+//! moment the handler ends (the kernel then kills everything left in the namespace), passing
+//! the handler's wait status to the waiter, which exits as the handler did. All three carry
+//! `PR_SET_PDEATHSIG = SIGKILL`, so killing memcert kills the waiter, which kills the init, which
+//! takes every process of its namespace with it. (The handler is not the init itself: an init
+//! ignores the signals it sends itself, so a handler that kills itself would live on.)
 //!
 //! Between fork and exec only raw system calls run, on data prepared before the fork: no
 //! allocation, no lock.
@@ -88,7 +91,8 @@ pub struct Running {
     /// The process memcert started: the waiter when the handler runs in a PID namespace (its
     /// exit status is the handler's), else the handler itself.
     pub child: Child,
-    /// The handler's PID (in memcert's namespace), when it is not [`Running::child`].
+    /// The PID (in memcert's namespace) of the init of the handler's namespace, when there is
+    /// one: killing it kills the namespace.
     inner: Option<i32>,
     /// Whether the tree is killed by hand (no PID namespace).
     by_hand: bool,
@@ -515,14 +519,18 @@ fn enter(plan: &Plan, parent: i32, report: i32, probe: bool) -> io::Result<()> {
         }
         let mut pid_max = false;
         if plan.ns != Ns::None {
-            let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
-            if pid < 0 {
+            // The init's status pipe: the handler's wait status, from the init to the waiter.
+            let mut status = [-1; 2];
+            if libc::pipe2(status.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
                 return Err(last());
             }
-            if pid > 0 {
-                wait_for(pid as libc::pid_t, report, probe);
+            let init_pid = clone()?;
+            if init_pid > 0 {
+                libc::close(status[1]);
+                wait_for(init_pid, report, status[0], probe);
             }
-            // The handler, init of its PID namespace.
+            // The init (PID 1) of the new namespace.
+            libc::close(status[0]);
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
                 return Err(last());
             }
@@ -530,6 +538,14 @@ fn enter(plan: &Plan, parent: i32, report: i32, probe: bool) -> io::Result<()> {
                 libc::_exit(0);
             }
             pid_max = write_file(b"/proc/sys/kernel/pid_max\0", PID_MAX).is_ok();
+            let handler = clone()?;
+            if handler > 0 {
+                init(handler, status[1]);
+            }
+            // The handler (PID 2).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(last());
+            }
         } else if probe {
             libc::_exit(0);
         }
@@ -555,21 +571,71 @@ fn enter(plan: &Plan, parent: i32, report: i32, probe: bool) -> io::Result<()> {
     }
 }
 
-/// The waiter: tell memcert the handler's PID, close everything, wait for the handler and exit
-/// as it did.
-unsafe fn wait_for(pid: libc::pid_t, report: i32, probe: bool) -> ! {
-    let p = pid.to_le_bytes();
-    tell(report, &[b'P', p[0], p[1], p[2], p[3]]);
-    libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+/// `fork` as a raw `clone`: the child's PID in the parent, 0 in the child.
+unsafe fn clone() -> io::Result<libc::pid_t> {
+    let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
+    if pid < 0 {
+        return Err(last());
+    }
+    Ok(pid as libc::pid_t)
+}
+
+/// Wait for `pid` (retrying on `EINTR`); its wait status.
+unsafe fn reap(pid: libc::pid_t) -> libc::c_int {
     let mut status = 0;
     loop {
         let r = libc::waitpid(pid, &mut status, 0);
         if r == pid {
-            break;
+            return status;
         }
         if r < 0 && *libc::__errno_location() != libc::EINTR {
             libc::_exit(125);
         }
+    }
+}
+
+/// The init of the handler's PID namespace: close everything but the status pipe, reap every
+/// process given to it, and when the handler ends, send its wait status to the waiter and exit,
+/// so that the kernel kills whatever else is left in the namespace. (The handler is not the
+/// init itself: an init ignores the signals it sends itself, so a handler that kills itself
+/// would live on.)
+unsafe fn init(handler: libc::pid_t, status: i32) -> ! {
+    if status > 0 {
+        libc::syscall(libc::SYS_close_range, 0u32, (status - 1) as u32, 0u32);
+    }
+    libc::syscall(libc::SYS_close_range, (status + 1) as u32, u32::MAX, 0u32);
+    loop {
+        let mut st = 0;
+        let r = libc::waitpid(-1, &mut st, 0);
+        if r == handler {
+            let b = st.to_le_bytes();
+            libc::write(status, b.as_ptr().cast(), b.len());
+            libc::_exit(0);
+        }
+        if r < 0 && *libc::__errno_location() != libc::EINTR {
+            libc::_exit(125);
+        }
+    }
+}
+
+/// The waiter: tell memcert the init's PID, close everything but the status pipe, wait for the
+/// init and exit as the handler did (as the init did when it sent nothing).
+unsafe fn wait_for(init: libc::pid_t, report: i32, status_pipe: i32, probe: bool) -> ! {
+    let p = init.to_le_bytes();
+    tell(report, &[b'P', p[0], p[1], p[2], p[3]]);
+    if status_pipe > 0 {
+        libc::syscall(libc::SYS_close_range, 0u32, (status_pipe - 1) as u32, 0u32);
+    }
+    libc::syscall(
+        libc::SYS_close_range,
+        (status_pipe + 1) as u32,
+        u32::MAX,
+        0u32,
+    );
+    let mut status = reap(init);
+    let mut b = [0u8; 4];
+    if libc::read(status_pipe, b.as_mut_ptr().cast(), 4) == 4 {
+        status = libc::c_int::from_le_bytes(b);
     }
     if probe {
         libc::_exit(if libc::WIFEXITED(status) {
@@ -623,8 +689,9 @@ impl Running {
             return;
         }
         if let Some(inner) = self.inner {
-            // SAFETY: kill with constant signal on a PID the waiter reported; the waiter has
-            // not been reaped, so the handler's PID is not reused unless it exited already.
+            // SAFETY: kill with constant signal on the init's PID, which the waiter reported; the
+            // waiter has not been reaped, so the init's PID is not reused unless it exited
+            // already.
             unsafe { libc::kill(inner, libc::SIGKILL) };
             // The waiter exits once the whole namespace is gone.
             let deadline = Instant::now() + Duration::from_secs(5);
