@@ -8,10 +8,11 @@
 //! guarantees in short:
 //!
 //! # Guarantees (where the kernel has the feature; [`Containment::missing`] lists the others)
-//! - The handler is the init of its own PID namespace inside its own user namespace: when it
-//!   ends, or is killed, or memcert is killed (parent-death signals on the handler and on the
-//!   small waiter process between them), the kernel kills every process it started, `setsid`
-//!   ones included. Where namespaces are refused, memcert is a child subreaper and kills the
+//! - The handler runs in its own PID namespace inside its own user namespace, under a minimal
+//!   init (PID 1, memcert's code) that exits the moment the handler ends: when it ends, or is
+//!   killed, or memcert is killed (parent-death signals on the handler, the init and the small
+//!   waiter process between memcert and them), the kernel kills every process it started,
+//!   `setsid` ones included. Where namespaces are refused, memcert is a child subreaper and kills the
 //!   handler's tree when it stops it (but not when memcert itself is killed).
 //! - As root, the handler runs as `nobody` (the scratch root is given to that uid), or, when its
 //!   interpreter or code is not readable by `nobody`, as uid 0 mapped to `nobody` inside its
