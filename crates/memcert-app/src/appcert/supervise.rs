@@ -9,7 +9,7 @@
 //! As root an app runs as uid 0 mapped to `nobody` in its user namespace, without capabilities
 //! (never as `nobody` itself: its memory folder is the user's and is not given away).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -94,8 +94,11 @@ fn supervise(
     // Descendants seen so far (pid -> start time), scanned every 100 ms: a process that leaves
     // the app's process group (setsid) is still found through its parent while it has one.
     let mut seen = BTreeMap::new();
-    let ending = wait(app, &mut running, pid, &mut seen);
-    let escaped = kill_all(&mut running, pid, &seen);
+    // Those seen out of the app's process group while alive: in a PID namespace the kernel
+    // kills them the moment the app ends, before they can be counted at the end.
+    let mut left = BTreeSet::new();
+    let ending = wait(app, &mut running, pid, &mut seen, &mut left);
+    let escaped = kill_all(&mut running, pid, &seen, &left);
     (ending, escaped, cell.containment().cloned(), canaries)
 }
 
@@ -156,13 +159,25 @@ fn spawn(
 
 /// Wait for the app until it exits, the time limit passes or the run is interrupted, adding
 /// its descendants to `seen` every 100 ms.
-fn wait(app: &AppConfig, running: &mut Running, pid: Pid, seen: &mut BTreeMap<i32, u64>) -> Ending {
+fn wait(
+    app: &AppConfig,
+    running: &mut Running,
+    pid: Pid,
+    seen: &mut BTreeMap<i32, u64>,
+    left: &mut BTreeSet<i32>,
+) -> Ending {
     let child = &mut running.child;
     let deadline = Instant::now() + app.timeout;
     let mut next_scan = Instant::now();
+    let group = pid.as_raw_nonzero().get();
     loop {
         if Instant::now() >= next_scan {
-            descendants(pid.as_raw_nonzero().get(), seen);
+            descendants(group, seen);
+            left.extend(
+                seen.iter()
+                    .filter(|(p, start)| out_of(**p, **start, group))
+                    .map(|(p, _)| *p),
+            );
             next_scan = Instant::now() + Duration::from_millis(100);
         }
         match child.try_wait() {
@@ -178,26 +193,37 @@ fn wait(app: &AppConfig, running: &mut Running, pid: Pid, seen: &mut BTreeMap<i3
 /// Whatever happened, nothing the app started outlives its case: its process group, then
 /// any descendant seen that left the group and is still the same process. Returns how many
 /// of those were killed.
-fn kill_all(running: &mut Running, pid: Pid, seen: &BTreeMap<i32, u64>) -> usize {
+fn kill_all(
+    running: &mut Running,
+    pid: Pid,
+    seen: &BTreeMap<i32, u64>,
+    left: &BTreeSet<i32>,
+) -> usize {
     let group = pid.as_raw_nonzero().get();
     // Counted before the kill: in a PID namespace they die with it.
-    let escaped: Vec<i32> = seen
+    let mut escaped: BTreeSet<i32> = seen
         .iter()
-        .filter(|(p, start)| {
-            proc_stat(**p).is_some_and(|s| s.start == **start && s.pgrp != group && !s.zombie)
-        })
+        .filter(|(p, start)| out_of(**p, **start, group))
         .map(|(p, _)| *p)
         .collect();
+    escaped.extend(left);
     let _ = rustix::process::kill_process_group(pid, Signal::KILL);
     running.kill();
     for p in &escaped {
-        if proc_stat(*p).is_some_and(|s| !s.zombie) {
+        // Still the same process (its start time), never a PID used again since.
+        let same = |s: &ProcStat| seen.get(p).is_some_and(|start| s.start == *start);
+        if proc_stat(*p).is_some_and(|s| same(&s) && !s.zombie) {
             if let Some(p) = Pid::from_raw(*p) {
                 let _ = rustix::process::kill_process(p, Signal::KILL);
             }
         }
     }
     escaped.len()
+}
+
+/// Whether `p` (started at `start`) is alive and out of the process group `group`.
+fn out_of(p: i32, start: u64, group: i32) -> bool {
+    proc_stat(p).is_some_and(|s| s.start == start && s.pgrp != group && !s.zombie)
 }
 
 /// A process as `/proc/<pid>/stat` shows it.
