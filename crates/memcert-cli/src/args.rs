@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use memcert::certify::{self, Config};
+use memcert::contain::Policy;
 use memcert::report::{html, json, junit, markdown, FileReport};
 use memcert::select::{SelectError, Selection};
 use memcert::setup::handler::{self, HandlerError, HandlerSpec, Started};
@@ -190,6 +191,28 @@ pub struct HandlerArgs {
     /// says in how many rounds it leaked.
     #[arg(long, value_name = "N", default_value_t = memcert::certify::DEFAULT_RACE_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub race_rounds: u32,
+    /// Run the handler (or --app) uncontained: as memcert's uid, with memcert's environment and
+    /// no restriction (by default it runs in its own user and PID namespaces, unprivileged,
+    /// under Landlock, with a scrubbed environment and resource limits; docs/threat-model.md).
+    #[arg(long)]
+    pub no_contain: bool,
+    /// As root, run the handler as root (by default: as nobody, or as uid 0 mapped to nobody
+    /// in its user namespace, without capabilities, when nobody cannot read its interpreter).
+    #[arg(long)]
+    pub keep_root: bool,
+    /// Let the contained handler read PATH (a file or folder, repeatable), beyond its
+    /// interpreter, code, dependencies and system libraries.
+    #[arg(long, value_name = "PATH")]
+    pub allow_read: Vec<PathBuf>,
+    /// Let the contained handler write PATH (a file or folder, repeatable), beyond its scratch
+    /// root. A report path may not be under it.
+    #[arg(long, value_name = "PATH")]
+    pub allow_write: Vec<PathBuf>,
+    /// Pass the environment variable NAME on to the contained handler (repeatable); one whose
+    /// name looks secret (KEY, TOKEN, SECRET, PASSWORD, ...) gets a canary value instead, and
+    /// that value in a reply is UNSAFE.
+    #[arg(long, value_name = "NAME")]
+    pub pass_env: Vec<String>,
 }
 
 impl HandlerArgs {
@@ -219,30 +242,85 @@ impl HandlerArgs {
         }
     }
 
+    /// The containment these flags ask for (--no-contain, --keep-root, --allow-read,
+    /// --allow-write, --pass-env).
+    pub fn policy(&self) -> Policy {
+        if self.no_contain {
+            return Policy::off();
+        }
+        Policy {
+            keep_root: self.keep_root,
+            allow_read: self.allow_read.clone(),
+            allow_write: self.allow_write.clone(),
+            pass_env: self.pass_env.clone(),
+            ..Policy::default()
+        }
+    }
+
+    /// Refuse an --allow-write path that holds a report path: reports are never writable by
+    /// the handler.
+    pub fn check_reports(&self, reports: &ReportArgs) -> Result<()> {
+        let abs = |p: &Path| {
+            let p = std::env::current_dir().unwrap_or_default().join(p);
+            p.canonicalize().unwrap_or(p)
+        };
+        for (what, path, _) in reports.table() {
+            let Some(path) = path else { continue };
+            let report = match path.parent() {
+                Some(dir) => abs(dir).join(path.file_name().unwrap_or_default()),
+                None => abs(path),
+            };
+            if let Some(w) = self.allow_write.iter().find(|w| report.starts_with(abs(w))) {
+                bail!(
+                    "--allow-write {} would let the handler write the {what} {}; reports are never writable by the handler",
+                    w.display(),
+                    path.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The handler under test, started (an external one that cannot start is an error, exit 2),
-    /// with the temp folder holding its adapter; `stop` ends every wait for it.
+    /// with the temp folder holding its adapter; `stop` ends every wait for it. A containment feature this machine lacks is
+    /// one warning line.
     pub fn start(&self, profile: Profile, stop: &Stop) -> Result<Started> {
+        let started = self.start_quiet(profile, stop)?;
+        let c = started.target.containment();
+        if c.enabled && !c.missing.is_empty() {
+            crate::reporting::warn(&format!(
+                "containment is partial here: {}",
+                c.missing.join("; ")
+            ));
+        }
+        Ok(started)
+    }
+
+    fn start_quiet(&self, profile: Profile, stop: &Stop) -> Result<Started> {
         let timeout = seconds("--timeout", self.timeout)?;
-        handler::start(&self.spec(profile), timeout, stop, self.max_reply_bytes).map_err(
-            |e| match e {
-                HandlerError::PythonInit => {
-                    anyhow!(
-                        "--python-init must be a JSON object, e.g. '{{\"root\": \"{{store}}\"}}'"
-                    )
-                }
-                HandlerError::PythonSet(bad) => anyhow!(
+        handler::start_contained(
+            &self.spec(profile),
+            timeout,
+            stop,
+            self.max_reply_bytes,
+            &self.policy(),
+        )
+        .map_err(|e| match e {
+            HandlerError::PythonInit => {
+                anyhow!("--python-init must be a JSON object, e.g. '{{\"root\": \"{{store}}\"}}'")
+            }
+            HandlerError::PythonSet(bad) => anyhow!(
                 "--python-set {bad:?} is not MODULE:ATTR=VALUE, e.g. 'my_mod:MEMORY_ROOT={{store}}'"
             ),
-                HandlerError::NodeInit => anyhow!(
+            HandlerError::NodeInit => anyhow!(
                 "--node-init must be JSON, e.g. '[{{\"root\": \"{{store}}\"}}]' or '\"{{store}}\"'"
             ),
-                HandlerError::Split(e) => {
-                    anyhow::Error::new(e).context("--stdio: cannot split the command line")
-                }
-                HandlerError::NoCommand => anyhow!("--stdio needs a command"),
-                e => anyhow::Error::new(e),
-            },
-        )
+            HandlerError::Split(e) => {
+                anyhow::Error::new(e).context("--stdio: cannot split the command line")
+            }
+            HandlerError::NoCommand => anyhow!("--stdio needs a command"),
+            e => anyhow::Error::new(e),
+        })
     }
 }
 
@@ -320,6 +398,7 @@ impl AppArgs {
             faults,
             config,
             known: Vec::new(),
+            contain: memcert::contain::Policy::default(),
         })
     }
 }

@@ -1,4 +1,10 @@
 //! The in-process entry point for Rust users: [`certify`] a [`Handler`] from a test.
+//!
+//! # Non-guarantees
+//! - An in-process handler cannot be contained ([`crate::contain`] contains handler
+//!   *processes*): it runs with the rights of the test that calls [`certify`], and its reports
+//!   say so (`containment: none`). Certify untrusted code as a process (`memcert certify
+//!   --stdio`, `--python`, `--node`).
 
 use crate::certify::{self as runner, CaseRecord, Config, Summary};
 use crate::expected::ExpectedFailures;

@@ -35,6 +35,7 @@ mod api;
 pub mod attack;
 pub mod baseline;
 pub mod certify;
+pub mod contain;
 pub mod exit;
 pub mod expected;
 pub mod fuzz;

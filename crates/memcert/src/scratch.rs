@@ -197,6 +197,16 @@ impl Made {
     }
 }
 
+/// Set the mode of the folder `dir` is a handle on (reopened as `.` through it: the handle
+/// itself may be `O_PATH`, on which `fchmod` fails).
+fn chmod_dir(dir: &Dir, mode: u32) -> io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, ".", flags, Mode::empty())?;
+    rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
+    Ok(())
+}
+
 /// Six random characters of a fresh name.
 fn random_suffix() -> String {
     const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -219,7 +229,7 @@ fn make_private(parent: &Dir, name: &OsStr) -> io::Result<(Dir, u64, u64)> {
         ));
     }
     if meta.mode() & 0o7777 != 0o700 {
-        rustix::fs::fchmod(&dir, rustix::fs::Mode::from_raw_mode(0o700))?;
+        chmod_dir(&dir, 0o700)?;
     }
     Ok((dir, meta.dev(), meta.ino()))
 }
@@ -349,6 +359,29 @@ impl Scratch {
         o.write(true).create_new(true).mode(0o600);
         o.follow(FollowSymlinks::No);
         Ok(self.dir.open_with(name, &o)?.into_std())
+    }
+
+    /// Make the new file `name` in the folder holding `content`, readable by every user (mode
+    /// 0644, `O_EXCL`, never through a link), and make the folder itself readable by all (0755):
+    /// public code a handler run as another uid must read (memcert's adapters).
+    ///
+    /// # Errors
+    /// `name` exists, or any I/O error.
+    pub fn write_public(&self, name: &str, content: &[u8]) -> io::Result<()> {
+        use std::io::Write as _;
+        let mut f = self.create_file(name)?;
+        f.write_all(content)?;
+        rustix::fs::fchmod(&f, rustix::fs::Mode::from_raw_mode(0o644))?;
+        chmod_dir(&self.dir, 0o755)
+    }
+
+    /// A fresh private folder `<prefix>XXXXXX` inside this one, made through its handle (the
+    /// decoy HOME inside a handler's scratch root).
+    ///
+    /// # Errors
+    /// As [`Scratch::new_in`], without the path check.
+    pub fn child(&self, prefix: &str) -> io::Result<Scratch> {
+        Scratch::make_in(self.dir.try_clone()?, &self.path, prefix)
     }
 
     /// Open the file `name` in the folder for reading, never through a link.
@@ -648,40 +681,6 @@ pub fn parent_nofollow(dir: &Dir, rel: &Path, create: bool) -> io::Result<(Dir, 
         open_nofollow(dir, up)?
     };
     Ok((parent, name.to_owned()))
-}
-
-/// Write a new file at the absolute host path `path` (mode 0600) with no link followed at any
-/// component: the folders are walked from `/` with `O_NOFOLLOW` and the file is made with
-/// `O_CREAT | O_EXCL` (an adapter script written into a scratch folder, whose path holds no
-/// link).
-///
-/// # Ambient authority
-/// Walks `path` from `/`.
-///
-/// # Errors
-/// A component is a link or missing, the file exists, or any I/O error.
-pub fn write_new_unchecked(path: &Path, content: &[u8]) -> io::Result<()> {
-    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt as _};
-    use cap_std::fs::OpenOptionsExt as _;
-    use std::io::Write as _;
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{}: no file name", path.display()),
-        ));
-    };
-    let root = Dir::open_ambient_dir("/", cap_std::ambient_authority())?;
-    let rel = parent.strip_prefix("/").map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{}: not absolute", path.display()),
-        )
-    })?;
-    let dir = open_nofollow(&root, rel)?;
-    let mut o = cap_std::fs::OpenOptions::new();
-    o.write(true).create_new(true).mode(0o600);
-    o.follow(FollowSymlinks::No);
-    dir.open_with(name, &o)?.write_all(content)
 }
 
 /// Remove the folders `<prefix><pid>-XXXXXX` in `parent` that processes now gone left behind

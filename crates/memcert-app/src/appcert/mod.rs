@@ -75,6 +75,9 @@ pub struct AppConfig {
     /// ([`Config::snapshots`]), a snapshot of a case outside this list (and not run) is STALE.
     /// Empty: the transcripts run.
     pub known: Vec<String>,
+    /// How the app is contained ([`memcert::contain`]; as root it runs as uid 0 mapped to
+    /// `nobody` without capabilities, never as `nobody`).
+    pub contain: memcert::contain::Policy,
 }
 
 impl Default for AppConfig {
@@ -88,6 +91,7 @@ impl Default for AppConfig {
             faults: Vec::new(),
             config: Config::default(),
             known: Vec::new(),
+            contain: memcert::contain::Policy::default(),
         }
     }
 }
@@ -221,11 +225,16 @@ fn drive(
     let mut compared = Vec::new();
     let stop = &app.config.stop;
     let mut stopped = None;
+    let mut containment = None;
     for t in transcripts {
         let Some((rec, log)) = memcert::stop::run_item(
             stop,
             &mut stopped,
-            || run_one(app, drive, &mock, t),
+            || {
+                let (rec, log, contained) = run_one(app, drive, &mock, t);
+                containment = containment.take().or(contained);
+                (rec, log)
+            },
             |(rec, _)| rec.verdict == Verdict::Error,
             |cut| {
                 let was_cut = cut.is_some();
@@ -250,6 +259,7 @@ fn drive(
         records.iter().map(|r| (r.id.as_str(), r.verdict)),
     )
     .stopped(stopped, transcripts.len());
+    summary.containment = containment;
     if let Snapshots::Compare(b) = &app.config.snapshots {
         let run: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
         let known: Vec<&str> = if app.known.is_empty() {
@@ -402,7 +412,11 @@ fn run_one(
     drive: &mut Drive,
     mock: &MockApi,
     t: &Transcript,
-) -> (CaseRecord, SessionLog) {
+) -> (
+    CaseRecord,
+    SessionLog,
+    Option<memcert::contain::Containment>,
+) {
     let started = Instant::now();
     let case = t.to_case();
     let mut obs = Observation::default();
@@ -410,7 +424,7 @@ fn run_one(
         Ok(s) => s,
         Err(finding) => {
             let rec = record(&case, &[], obs, &app.config, vec![finding], started);
-            return (rec, SessionLog::default());
+            return (rec, SessionLog::default(), None);
         }
     };
     obs.before_unchecked(&sandbox);
@@ -422,6 +436,7 @@ fn run_one(
     obs.inputs = inputs.iter().map(strings_of).collect();
     let session = mock.add_session(served);
     let ran = drive_session(app, drive, mock, session, t, &sandbox);
+    obs.credentials = ran.canaries.clone();
     let log = mock.log(session);
     obs.after_unchecked(&sandbox, &case);
     let missing = why_missing(&ran.ending, &log, app.timeout, &ran.stderr)
@@ -443,6 +458,7 @@ fn run_one(
     (
         record(&case, &inputs, obs, &app.config, extra, started),
         log,
+        ran.containment.clone(),
     )
 }
 
@@ -497,6 +513,8 @@ fn drive_session(
                 ending: wait_by_hand(mock, session, app),
                 escaped: 0,
                 stderr: String::new(),
+                containment: None,
+                canaries: Vec::new(),
             }
         }
     }

@@ -77,6 +77,7 @@ pub fn run(args: CertifyArgs) -> Result<i32> {
     seconds("--timeout", args.handler.timeout)?;
     args.reports
         .check_writable(&[("wire log", args.wire_log.as_deref())])?;
+    args.handler.check_reports(&args.reports)?;
     let config = config(&args)?;
     if args.app.app.is_some() {
         return run_app(&args, config);
@@ -178,9 +179,10 @@ fn run_catalog(args: &CertifyArgs, config: Config) -> Result<i32> {
 
 /// `certify --app`: every transcript through the mock, reported like catalog cases.
 fn run_app(args: &CertifyArgs, config: Config) -> Result<i32> {
-    let (transcripts, app) = args
+    let (transcripts, mut app) = args
         .app
         .prepare(&args.select, config, args.inject.clone())?;
+    app.contain = args.handler.policy();
     let mut wire = Vec::new();
     let mut pending = baseline_policy(args).pending_writer();
     let code = reported(&args.reports, &args.grade, |reporter| {

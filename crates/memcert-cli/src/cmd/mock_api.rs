@@ -68,6 +68,8 @@ pub fn run(args: MockApiArgs) -> Result<i32> {
             ..Default::default()
         },
         known: Vec::new(),
+        // The app is the user's, run by the user: memcert does not start it.
+        contain: memcert::contain::Policy::off(),
     };
     let mut files: Vec<FileReport> = args
         .report_json

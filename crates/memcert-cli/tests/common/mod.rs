@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use memcert::certify::{self, CaseRecord, Config};
+use memcert::scratch::Scratch;
 use memcert::suite::verdict::Verdict;
 use memcert::suite::Case;
 use memcert::target::stdio::Stdio;
@@ -44,17 +45,17 @@ pub fn node_path() -> PathBuf {
 
 /// A Python handler (`file.py:Class` or `module:Class`) behind the adapter, run from the
 /// repository; the folder guard holds the adapter's copy.
-pub fn python_target(spec: &str, timeout: Duration) -> (tempfile::TempDir, Stdio) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = python::adapter_command(dir.path(), &python(), spec).unwrap();
+pub fn python_target(spec: &str, timeout: Duration) -> (Scratch, Stdio) {
+    let dir = Scratch::new("memcert-adapter-").unwrap();
+    let mut cmd = python::adapter_command(&dir, &python(), spec).unwrap();
     cmd.current_dir(root());
     (dir, Stdio::new(cmd, timeout))
 }
 
 /// A Node handler behind the adapter, with the pinned SDK, run from the repository.
-pub fn node_target(spec: &str) -> (tempfile::TempDir, Stdio) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = node::adapter_command(dir.path(), "node", spec, Some(&node_path())).unwrap();
+pub fn node_target(spec: &str) -> (Scratch, Stdio) {
+    let dir = Scratch::new("memcert-adapter-").unwrap();
+    let mut cmd = node::adapter_command(&dir, "node", spec, Some(&node_path())).unwrap();
     cmd.current_dir(root());
     (dir, Stdio::new(cmd, Duration::from_secs(20)))
 }
@@ -86,7 +87,7 @@ pub const TYPESCRIPT_SDK_HANDLER: &str =
 
 /// The stock handler of the SDK a profile names (`python-sdk` or `typescript-sdk`) behind its
 /// adapter.
-pub fn sdk_target(profile: Profile) -> (tempfile::TempDir, Stdio) {
+pub fn sdk_target(profile: Profile) -> (Scratch, Stdio) {
     match profile {
         Profile::PythonSdk => python_target(PYTHON_SDK_HANDLER, Duration::from_secs(20)),
         Profile::TypescriptSdk => node_target(TYPESCRIPT_SDK_HANDLER),

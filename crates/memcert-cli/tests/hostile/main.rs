@@ -10,11 +10,14 @@
 //! - `checks`: report paths checked before any work, a closed stdout;
 //! - `memory`: reply floods and endless lines stay within the read cap; memcert's recorded peak
 //!   memory for a flood is at most a quiet handler's plus three read caps.
+//! - `contain`: containment: the credential reader, setsid children, fork bombs, the
+//!   environment, writes outside the scratch root.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod checks;
+mod contain;
 mod memory;
 mod stops;
 mod text;

@@ -82,6 +82,7 @@ fn run_as(
             ..Default::default()
         },
         known: Vec::new(),
+        contain: Default::default(),
     };
     let mut c = Collect::default();
     let out = appcert::run(&cfg, &transcripts(ids), &mut c).unwrap();
@@ -444,6 +445,7 @@ fn run_faulted(command: &str, profile: Profile, id: &str, faults: &[&str]) -> Ca
             ..Default::default()
         },
         known: Vec::new(),
+        contain: Default::default(),
     };
     let mut c = Collect::default();
     appcert::run(&cfg, &transcripts(&[id]), &mut c).unwrap();
@@ -810,6 +812,7 @@ fn record_writes_a_replayable_transcript_without_the_key() {
         faults: Vec::new(),
         config: Config::default(),
         known: Vec::new(),
+        contain: Default::default(),
     };
     let mut c = Collect::default();
     appcert::run(&cfg, &[t], &mut c).unwrap();

@@ -350,7 +350,7 @@ fn same_uid(rounds: usize) -> Figures {
         match i % 4 {
             1 => {
                 if let Ok(dir) = Scratch::new("memcert-adapter-") {
-                    let _ = python::adapter_command(dir.path(), "python3", "x.py:X");
+                    let _ = python::adapter_command(&dir, "python3", "x.py:X");
                 }
             }
             3 => {

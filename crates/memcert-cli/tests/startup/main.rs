@@ -196,10 +196,12 @@ fn inputs_name_the_sandbox_through_the_alias_and_echoes_of_them_are_not_disclosu
         assert!(r.verdict < Verdict::Fail, "{}: {:#?}", r.id, r.findings);
         for s in &r.steps {
             let input = s.input.to_string();
-            // The run folder is `memcert-` and six characters; the alias `memcert-alias-...`.
-            let real = input
-                .match_indices("memcert-")
-                .any(|(i, _)| !input[i..].starts_with("memcert-alias-"));
+            // The run folder is `memcert-` and six characters; the alias `memcert-alias-...`,
+            // beside it in the handler's scratch root `memcert-scratch-...`.
+            let real = input.match_indices("memcert-").any(|(i, _)| {
+                !input[i..].starts_with("memcert-alias-")
+                    && !input[i..].starts_with("memcert-scratch-")
+            });
             assert!(!real, "{}: {input}", r.id);
             through_alias += usize::from(input.contains("memcert-alias-"));
         }

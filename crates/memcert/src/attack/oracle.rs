@@ -43,6 +43,9 @@ pub struct Observation {
     /// (`attack::sandbox`): not a disclosure in a reply, but as variable per run as the run
     /// folder (snapshots redact it the same way).
     pub alias: Vec<String>,
+    /// Canary tokens of the handler's decoy credentials (its decoy HOME, canary environment
+    /// values, `crate::contain`): one in a reply is `credential-read`.
+    pub credentials: Vec<String>,
     /// Store files that hold the canary token after the run (outside content copied in).
     pub token_in_store: Vec<String>,
     /// The strings of each step's input as sent: where a reply echoes one of them (a path that
@@ -104,9 +107,9 @@ impl Observation {
 pub struct Finding {
     /// The verdict this finding alone gives.
     pub verdict: Verdict,
-    /// Short kind: `outside-read`, `host-path-disclosed`, `outside-changed`, `outside-copied`,
-    /// `check`, `reply`, `no-reply`, `reply-too-large`, `no-race`, `skipped`, `refused-at-start`
-    /// (a PASS finding that shows the refusal).
+    /// Short kind: `credential-read`, `outside-read`, `host-path-disclosed`, `outside-changed`,
+    /// `outside-copied`, `check`, `reply`, `no-reply`, `reply-too-large`, `no-race`, `skipped`,
+    /// `refused-at-start` (a PASS finding that shows the refusal).
     pub kind: String,
     /// What was seen, in words.
     pub detail: String,
@@ -235,6 +238,17 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
         crate::protocol::Content::Text(t) => t.clone(),
         other => serde_json::to_string(other).unwrap_or_default(),
     };
+    if obs
+        .credentials
+        .iter()
+        .any(|t| !t.is_empty() && text.contains(t.as_str()))
+    {
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: "credential-read".into(),
+            detail: format!("step {}: the reply holds a decoy credential's canary: the handler read credentials from its HOME or environment", i + 1),
+        });
+    }
     if !obs.token.is_empty() && text.contains(&obs.token) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,

@@ -58,6 +58,18 @@ pub fn run_case_after(
     }
 }
 
+/// A case's sandbox, made in the target's scratch root (an external handler may write only
+/// there) or in the default temp folder.
+///
+/// # Ambient authority
+/// As [`Sandbox::create_unchecked`].
+fn sandbox_for(target: &dyn Target, setup: &[crate::suite::Fs]) -> std::io::Result<Sandbox> {
+    match target.scratch() {
+        Some(dir) => Sandbox::create_in_unchecked(dir, "memcert-", setup),
+        None => Sandbox::create_unchecked(setup),
+    }
+}
+
 /// The folders outside the sandbox a case watches: the target's scratch HOME and TMPDIR,
 /// except in black-box mode, where the handler's store may be there.
 fn watched<'t>(target: &'t dyn Target, config: &Config) -> Vec<&'t Scratch> {
@@ -99,7 +111,7 @@ fn run_prepared(
         obs.skipped = Some(why);
         return record(case, &[], obs, config, Vec::new(), started);
     }
-    let sandbox = match Sandbox::create_unchecked(setup) {
+    let sandbox = match sandbox_for(target, setup) {
         Ok(s) => s,
         Err(e) => {
             obs.replies
@@ -108,6 +120,7 @@ fn run_prepared(
         }
     };
     let pre_reset = sandbox.outside_unchecked();
+    obs.credentials = target.canaries();
     let inputs = case_inputs(case, &sandbox);
     obs.inputs = inputs.iter().map(strings_of).collect();
     let mut watched_before = Vec::new();
@@ -224,7 +237,7 @@ fn created(before: &Tree, after: &Tree) -> Vec<PathBuf> {
 /// `startup/side-effects` (UNSAFE, the changes named), which the run reports first.
 pub fn probe_startup(target: &mut dyn Target, config: &Config) -> (Startup, Option<CaseRecord>) {
     let started = Instant::now();
-    let Ok(sandbox) = Sandbox::create_unchecked(&[]) else {
+    let Ok(sandbox) = sandbox_for(target, &[]) else {
         return (Startup::default(), None);
     };
     let mut obs = Observation::default();

@@ -195,6 +195,7 @@ pub fn run(
         .map(|c| c.id.as_str())
         .zip(verdicts);
     let mut summary = Summary::of(target.describe(), config, outcomes).stopped(stopped, planned);
+    summary.containment = Some(target.containment());
     summary.retired = retired(&summary.unused);
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));

@@ -375,6 +375,10 @@ pub struct Summary {
     /// summaries not made by a run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_memory_kib: Option<u64>,
+    /// The containment the handler ran under (`crate::contain`), filled by the runs
+    /// ([`crate::certify::run`], app runs); `None` in runs built in code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub containment: Option<crate::contain::Containment>,
 }
 
 /// Whether a run ran every case it was to run (the JSON summary's `completion`).
@@ -462,6 +466,7 @@ impl Summary {
             completion: Completion::Complete,
             planned: total,
             peak_memory_kib: None,
+            containment: None,
         };
         summary.gate(&Self::DEFAULT_FAIL_ON);
         summary

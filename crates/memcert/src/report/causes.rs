@@ -107,6 +107,9 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
             "never read content in through a link or a hard link to the outside"
         }
         ("host-path-disclosed", _) => "errors must name the virtual path, never the host path",
+        ("credential-read", _) => {
+            "a memory handler never reads keys, credentials or the environment; remove the code that does"
+        }
         ("check", Verdict::Unsafe) if shape.starts_with(STORE_SURVIVES) => {
             "refuse every spelling of the root: compare the resolved target with the resolved root, never the string"
         }

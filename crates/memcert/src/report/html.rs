@@ -121,7 +121,7 @@ base-uri 'none'; form-action 'none'\">\n\
         "<table class=\"meta\">\n<tr><th>target</th><td>{}</td></tr>\n\
 <tr><th>profile</th><td>{}</td></tr>\n<tr><th>strict</th><td>{}</td></tr>\n\
 <tr><th>cases</th><td>{}</td></tr>\n<tr><th>fail on</th><td>{}</td></tr>\n\
-<tr><th>memcert</th><td>{}</td></tr>\n<tr><th>catalog</th><td>{}</td></tr>\n</table>\n",
+<tr><th>memcert</th><td>{}</td></tr>\n<tr><th>catalog</th><td>{}</td></tr>\n{}</table>\n",
         Text(&summary.target),
         Text(summary.profile.as_str()),
         if summary.strict { "yes" } else { "no" },
@@ -129,6 +129,13 @@ base-uri 'none'; form-action 'none'\">\n\
         Text(&summary.gate_line()),
         env!("CARGO_PKG_VERSION"),
         crate::suite::CATALOG_VERSION,
+        summary
+            .containment
+            .as_ref()
+            .map_or(String::new(), |c| format!(
+                "<tr><th>containment</th><td>{}</td></tr>\n",
+                Text(&c.line())
+            )),
     );
     if let Some(note) = summary.stop_note(cases) {
         let _ = writeln!(

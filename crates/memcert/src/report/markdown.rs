@@ -196,6 +196,9 @@ fn head(summary: &Summary, causes: &[Cause], cases: &[CaseRecord]) -> String {
         summary.total,
         super::versions(),
     ));
+    if let Some(c) = &summary.containment {
+        s.push_str(&format!("Containment: {}\n\n", span(&c.line())));
+    }
     let per_case: Vec<String> = COLUMNS
         .iter()
         .filter_map(|v| {

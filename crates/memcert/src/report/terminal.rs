@@ -98,6 +98,9 @@ fn header(summary: &Summary) -> String {
     let mut s = String::new();
     s.push_str(&format!("{} certify\n", super::versions()));
     s.push_str(&format!("target:  {}\n", visible(&summary.target)));
+    if let Some(c) = &summary.containment {
+        s.push_str(&format!("contain: {}\n", visible(&c.line())));
+    }
     s.push_str(&format!(
         "profile: {}{}    cases: {}\nfail on: {}\n",
         summary.profile,

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::contain::Policy;
 use crate::stop::Stop;
 use crate::target::{inproc::InProcess, node, python, stdio::Stdio, Target, TargetError};
 use crate::text::Profile;
@@ -91,13 +92,16 @@ pub enum HandlerError {
     NoCommand,
     /// The external handler did not start (the hello failed); `stderr` is the end of what it
     /// wrote, when the error does not carry it already, else empty.
-    #[error("the handler cannot be started{}", stderr_note(stderr))]
+    #[error("the handler cannot be started{}{}", stderr_note(stderr), hint.map_or(String::new(), |h| format!("\n{h}")))]
     Start {
         /// Why it did not start.
         #[source]
         source: TargetError,
         /// Its stderr, trimmed; empty when none or already in `source`.
         stderr: String,
+        /// When it ran contained and the error looks like a refusal of the sandbox
+        /// ([`crate::contain::looks_denied`]): [`crate::contain::SANDBOX_HINT`].
+        hint: Option<&'static str>,
     },
 }
 
@@ -111,7 +115,8 @@ fn stderr_note(stderr: &str) -> String {
 
 /// Start the handler `spec` describes, each call (and reset) of an external one limited to
 /// `timeout` and each of its answers to `max_reply_bytes` (`--max-reply-bytes`; see
-/// `target::stdio`), every wait for it ended by `stop`. When `stop` fires during the start, the
+/// `target::stdio`), every wait for it ended by `stop`, contained as far as the kernel allows
+/// ([`start_contained`] with the default [`Policy`]). When `stop` fires during the start, the
 /// handler is returned unstarted (the run then reports its cases as stopped).
 ///
 /// # Errors
@@ -123,11 +128,28 @@ pub fn start(
     stop: &Stop,
     max_reply_bytes: usize,
 ) -> Result<Started, HandlerError> {
+    start_contained(spec, timeout, stop, max_reply_bytes, &Policy::default())
+}
+
+/// [`start`] with an external handler contained under `policy` ([`crate::contain`]); an
+/// in-process handler cannot be contained.
+///
+/// # Errors
+/// As [`start`].
+pub fn start_contained(
+    spec: &HandlerSpec,
+    timeout: Duration,
+    stop: &Stop,
+    max_reply_bytes: usize,
+    policy: &Policy,
+) -> Result<Started, HandlerError> {
     let stdio = |cmd| {
         Stdio::new(cmd, timeout)
             .max_reply_bytes(max_reply_bytes)
             .stoppable(stop)
+            .contained(policy.clone())
     };
+    let started = |s: Stdio| started(s, policy.enabled);
     let adapter_dir = crate::scratch::Scratch::new("memcert-adapter-")?;
     let target: Box<dyn Target> = match spec {
         HandlerSpec::Python {
@@ -136,7 +158,7 @@ pub fn start(
             set,
             exe,
         } => {
-            let mut cmd = python::adapter_command(adapter_dir.path(), exe, spec)?;
+            let mut cmd = python::adapter_command(&adapter_dir, exe, spec)?;
             if let Some(init) = init {
                 match serde_json::from_str::<serde_json::Value>(init) {
                     Ok(serde_json::Value::Object(_)) => {}
@@ -159,8 +181,7 @@ pub fn start(
             node_path,
             init,
         } => {
-            let mut cmd =
-                node::adapter_command(adapter_dir.path(), exe, spec, node_path.as_deref())?;
+            let mut cmd = node::adapter_command(&adapter_dir, exe, spec, node_path.as_deref())?;
             if let Some(init) = init {
                 if serde_json::from_str::<serde_json::Value>(init).is_err() {
                     return Err(HandlerError::NodeInit);
@@ -205,8 +226,9 @@ fn is_module_set(entry: &str) -> bool {
 }
 
 /// Start an external handler now, so one that cannot start at all ends the run before it begins;
-/// one whose start a stop cut short is returned unstarted.
-fn started(mut s: Stdio) -> Result<Stdio, HandlerError> {
+/// one whose start a stop cut short is returned unstarted. `contained`: whether it runs in
+/// memcert's sandbox (a start-up error that looks like a refusal then gets [`crate::contain::SANDBOX_HINT`]).
+fn started(mut s: Stdio, contained: bool) -> Result<Stdio, HandlerError> {
     if let Err(source) = s.start() {
         if matches!(source, TargetError::Stopped(_)) {
             return Ok(s);
@@ -219,7 +241,14 @@ fn started(mut s: Stdio) -> Result<Stdio, HandlerError> {
         } else {
             tail.to_owned()
         };
-        return Err(HandlerError::Start { source, stderr });
+        let denied = crate::contain::looks_denied(&tail)
+            || crate::contain::looks_denied(&format!("{source} {:?}", source));
+        let hint = (contained && denied).then_some(crate::contain::SANDBOX_HINT);
+        return Err(HandlerError::Start {
+            source,
+            stderr,
+            hint,
+        });
     }
     Ok(s)
 }

@@ -1,4 +1,8 @@
 //! In-process targets: a [`Handler`] made by a closure for each case.
+//!
+//! # Non-guarantees
+//! - An in-process handler cannot be contained: it runs with memcert's own rights (no
+//!   namespace, uid change, Landlock or limits; [`crate::contain`] is for handler processes).
 
 use std::path::Path;
 

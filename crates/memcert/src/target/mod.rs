@@ -122,6 +122,24 @@ pub trait Target {
         Vec::new()
     }
 
+    /// The folder the runner makes each case's sandbox in (an external handler's scratch root,
+    /// the only place it may write); `None`: the default temp folder.
+    fn scratch(&self) -> Option<&Path> {
+        None
+    }
+
+    /// The containment the handler runs under, for reports. The default is that of an
+    /// in-process handler: none (in-process Rust handlers cannot be contained).
+    fn containment(&self) -> crate::contain::Containment {
+        crate::contain::Containment::in_process()
+    }
+
+    /// Canary tokens planted where credentials are looked for (the decoy HOME, canary
+    /// environment values): one in a reply shows the handler read credentials.
+    fn canaries(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The last bytes the handler wrote to stderr (external handlers), for ERROR reasons.
     fn stderr_tail(&self) -> String {
         String::new()

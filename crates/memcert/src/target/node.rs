@@ -5,6 +5,8 @@
 //! `betaMemoryTool` and rendering results and errors as the SDK's tool runner does.
 
 use std::path::Path;
+
+use crate::scratch::Scratch;
 use std::process::Command;
 
 /// The adapter's source.
@@ -18,14 +20,16 @@ pub const ADAPTER_SOURCE: &str = include_str!("../../../../adapters/node/memcert
 /// # Errors
 /// The I/O error of writing the adapter file.
 pub fn adapter_command(
-    dir: &Path,
+    dir: &Scratch,
     node: &str,
     spec: &str,
     node_path: Option<&Path>,
 ) -> std::io::Result<Command> {
-    let script = dir.join("memcert_adapter.mjs");
-    // No link followed on the way (memcert's scratch folder, crate::scratch).
-    crate::scratch::write_new_unchecked(&script, ADAPTER_SOURCE.as_bytes())?;
+    // Made new through the folder's handle, never through a link; readable by all (a handler
+    // run as nobody, `crate::contain`, reads it; it is public code).
+    let name = "memcert_adapter.mjs";
+    dir.write_public(name, ADAPTER_SOURCE.as_bytes())?;
+    let script = dir.path().join(name);
     let mut cmd = Command::new(node);
     cmd.arg(script).arg("--handler").arg(spec);
     if let Some(p) = node_path {

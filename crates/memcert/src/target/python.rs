@@ -2,7 +2,7 @@
 //! out at run time, loads a `BetaAbstractMemoryTool` (or `BetaAsyncAbstractMemoryTool`) subclass
 //! and serves it over stdio protocol v1, calling and rendering it as the SDK's tool runner does.
 
-use std::path::Path;
+use crate::scratch::Scratch;
 use std::process::Command;
 
 /// The adapter's source.
@@ -13,10 +13,12 @@ pub const ADAPTER_SOURCE: &str = include_str!("../../../../adapters/python/memce
 ///
 /// # Errors
 /// The I/O error of writing the adapter file.
-pub fn adapter_command(dir: &Path, python: &str, spec: &str) -> std::io::Result<Command> {
-    let script = dir.join("memcert_adapter.py");
-    // No link followed on the way (memcert's scratch folder, crate::scratch).
-    crate::scratch::write_new_unchecked(&script, ADAPTER_SOURCE.as_bytes())?;
+pub fn adapter_command(dir: &Scratch, python: &str, spec: &str) -> std::io::Result<Command> {
+    // Made new through the folder's handle, never through a link; readable by all (a handler
+    // run as nobody, `crate::contain`, reads it; it is public code).
+    let name = "memcert_adapter.py";
+    dir.write_public(name, ADAPTER_SOURCE.as_bytes())?;
+    let script = dir.path().join(name);
     let mut cmd = Command::new(python);
     cmd.arg(script)
         .arg("--handler")

@@ -14,6 +14,11 @@
 //! bytes are dropped, and the handler is stopped and restarted at the next reset. The pipes are
 //! driven by `poll(2)` from the caller's thread (`stdio/wire.rs`), so no reader thread holds
 //! answers nobody asked for.
+//!
+//! # Containment
+//! The process runs contained ([`crate::contain`]): in a [`Cell`] whose scratch root holds the
+//! case sandboxes and its decoy HOME, under the [`Policy`] given with [`Stdio::contained`] (by
+//! default, as far as the kernel allows).
 
 mod wire;
 
@@ -21,13 +26,14 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio as Pipe};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio as Pipe};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::{Target, TargetError};
+use crate::contain::{Cell, Containment, Policy, Running};
 use crate::protocol::{Content, ToolResult};
 use crate::stop::Stop;
 
@@ -43,7 +49,7 @@ const STDERR_TAIL: usize = 8 * 1024;
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
 
 struct Proc {
-    child: Child,
+    running: Running,
     /// Non-blocking (`wire::nonblocking`), like `stdout`.
     stdin: ChildStdin,
     stdout: ChildStdout,
@@ -67,7 +73,10 @@ pub struct Stdio {
     /// with ", "; empty when it said nothing.
     runtime: String,
     next_id: u64,
-    home: Option<crate::scratch::Scratch>,
+    /// Its scratch root and decoy HOME (`None` when they could not be made: it then runs
+    /// uncontained in memcert's temp folder, as [`Target::containment`] says).
+    cell: Option<Cell>,
+    policy: Policy,
     batch: bool,
     /// Ends every wait early (a signal, the run's deadline).
     run_stop: Stop,
@@ -104,13 +113,21 @@ impl Stdio {
             batch: false,
             run_stop: Stop::never(),
             max_reply: DEFAULT_MAX_REPLY_BYTES,
-            home: crate::scratch::Scratch::new("memcert-home-").ok(),
+            cell: Cell::new().ok(),
+            policy: Policy::default(),
         }
     }
 
     /// Every wait for the handler (hello included) ends when `stop` fires.
     pub fn stoppable(mut self, stop: &Stop) -> Self {
         self.run_stop = stop.clone();
+        self
+    }
+
+    /// Run the handler under `policy` instead of the default (which contains it as far as the
+    /// kernel allows); call before it starts.
+    pub fn contained(mut self, policy: Policy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -140,30 +157,35 @@ impl Stdio {
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
         }
-        // Its own process group, so a timeout stops wrappers (sh, npx, uv run) and their
-        // children alike.
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        // A HOME and TMPDIR of its own, watched by the runner: a write there during a case is a
-        // write outside the root.
-        if let Some(home) = &self.home {
-            for var in ["HOME", "TMPDIR", "TMP", "TEMP"] {
-                cmd.env(var, home.path());
-            }
-        }
         cmd.args(&self.args)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Pipe::piped())
             .stdout(Pipe::piped())
             .stderr(Pipe::piped());
-        let mut child = cmd.spawn().map_err(|source| TargetError::Spawn {
+        // Its own process group (so a timeout stops wrappers such as sh, npx or uv run and
+        // their children alike), contained, with a HOME and TMPDIR of its own that the runner
+        // watches: a write there during a case is a write outside the root.
+        let spawned = match self.cell.as_mut() {
+            Some(cell) => {
+                cell.prepare(&self.policy, &cmd, &[]);
+                cell.adopt();
+                cell.spawn(cmd)
+            }
+            None => {
+                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+                cmd.spawn().map(Running::uncontained)
+            }
+        };
+        let mut running = spawned.map_err(|source| TargetError::Spawn {
             command: self.display.clone(),
             source,
         })?;
+        let child = &mut running.child;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut stderr = child.stderr.take().expect("piped stderr");
         self.proc = Some(Proc {
-            child,
+            running,
             stdin,
             stdout,
             pending: Vec::new(),
@@ -272,11 +294,7 @@ impl Stdio {
 
     fn stop(&mut self) {
         if let Some(mut p) = self.proc.take() {
-            if let Some(pid) = rustix::process::Pid::from_raw(p.child.id() as i32) {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
-            let _ = p.child.kill();
-            let _ = p.child.wait();
+            p.running.kill();
         }
     }
 
@@ -341,7 +359,7 @@ fn tail_of(buf: &Mutex<VecDeque<u8>>) -> String {
 }
 
 fn exited(p: &mut Proc, stderr: String) -> TargetError {
-    let status = match p.child.try_wait() {
+    let status = match p.running.child.try_wait() {
         Ok(Some(s)) => s.to_string(),
         _ => "closed its stdout".to_owned(),
     };
@@ -391,7 +409,31 @@ impl Target for Stdio {
     }
 
     fn watched(&self) -> Vec<&crate::scratch::Scratch> {
-        self.home.iter().collect()
+        self.cell.iter().map(Cell::home_scratch).collect()
+    }
+
+    fn scratch(&self) -> Option<&Path> {
+        self.cell.as_ref().map(Cell::scratch)
+    }
+
+    /// What its containment achieved: known once it started; before, what was asked.
+    fn containment(&self) -> Containment {
+        match &self.cell {
+            Some(cell) => cell.containment().cloned().unwrap_or_else(|| {
+                let mut c = Containment::off(rustix::process::geteuid().as_raw());
+                c.missing = vec!["the handler has not started".into()];
+                c
+            }),
+            None => {
+                let mut c = Containment::off(rustix::process::geteuid().as_raw());
+                c.missing = vec!["no scratch folder could be made for it".into()];
+                c
+            }
+        }
+    }
+
+    fn canaries(&self) -> Vec<String> {
+        self.cell.iter().map(|c| c.token().to_owned()).collect()
     }
 
     /// `handler (display, sdk, runtime)`: the name from `hello`, then how it is run, then the
@@ -420,6 +462,11 @@ impl Target for Stdio {
     fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
         if self.proc.is_none() {
             self.start()?;
+        }
+        // The case's sandbox was just laid out in the scratch root: give it to the handler's
+        // uid when it runs as another.
+        if let Some(cell) = &self.cell {
+            cell.adopt();
         }
         let msg = json!({
             "op": "reset",

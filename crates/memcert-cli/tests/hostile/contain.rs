@@ -1,0 +1,380 @@
+//! Containment of handler processes (`memcert::contain`): the credential reader is UNSAFE with
+//! containment on and off; contained, it changes nothing in a folder standing for the user's
+//! files nor in one standing for the real home, and sees only the scrubbed environment; a
+//! `setsid` child dies with the run and never touches a report; the subreaper fallback kills it
+//! too; the pinned Node SDK handler runs under the default address-space limit.
+//!
+//! A containment feature this machine lacks skips the contained checks with a note, and fails
+//! them under `MEMCERT_REQUIRE_CONTAINMENT=1` (`.ci/run` sets it).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{self, root};
+use memcert::contain::Policy;
+use memcert::suite::verdict::Verdict;
+use memcert::target::stdio::Stdio;
+use memcert::target::Target;
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("fixtures/handlers/hostile").join(name)
+}
+
+/// A `python3` on PATH that `nobody` can run (its file and every folder above it open to
+/// others), so a contained run as root can drop to `nobody`; else the pinned interpreter.
+fn python() -> (String, bool) {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let Ok(real) = dir.join("python3").canonicalize() else {
+            continue;
+        };
+        let open = real
+            .ancestors()
+            .skip(1)
+            .all(|d| d.metadata().is_ok_and(|m| m.mode() & 0o001 != 0))
+            && real.metadata().is_ok_and(|m| m.mode() & 0o005 == 0o005);
+        if open {
+            return (real.to_string_lossy().into_owned(), true);
+        }
+    }
+    (common::python(), false)
+}
+
+/// Whether the run's containment (the JSON summary's `containment`) has every feature; when it
+/// lacks one, a note and `false`, or a failure under `MEMCERT_REQUIRE_CONTAINMENT=1`.
+fn complete(report: &Value) -> bool {
+    let c = &report["summary"]["containment"];
+    let missing: Vec<&str> = c["missing"]
+        .as_array()
+        .map(|m| m.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if missing.is_empty() && c["enabled"] == true {
+        return true;
+    }
+    assert!(
+        !memcert::contain::required(),
+        "MEMCERT_REQUIRE_CONTAINMENT=1 and containment is partial here: {missing:?} ({c})"
+    );
+    eprintln!("note: containment is partial here, contained checks skipped: {missing:?}");
+    false
+}
+
+/// PIDs of live processes whose command line holds `marker`.
+fn alive(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+            !zombie && String::from_utf8_lossy(&cmd).contains(marker)
+        })
+        .collect()
+}
+
+/// A copy of the fixture `name` in a folder of its own (open to `nobody`), so that its command
+/// line is this test's alone; the folder lives as long as the guard.
+fn own_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let copy = dir.path().join(name);
+    std::fs::copy(fixture(name), &copy).unwrap();
+    (dir, copy)
+}
+
+/// `memcert certify --stdio "<python> <script>"` with `args`, `env` and a JSON report in `dir`;
+/// the output and the report.
+fn certify(script: &Path, args: &[&str], env: &[(&str, &Path)], dir: &Path) -> (Output, Value) {
+    let (py, _) = python();
+    let json = dir.join("report.json");
+    let stdio = format!("{py} {}", script.display());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memcert"));
+    cmd.args(["certify", "--stdio", &stdio, "--report-json"])
+        .arg(&json)
+        .args(args)
+        .env("GITHUB_TOKEN", "ghp-the-real-secret-value");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, serde_json::from_str(&text).unwrap())
+}
+
+/// The credential reader's run over `view /memories/`, with a folder standing for the user's
+/// files (holding `keep.txt`) and one for the real home; returns the report and both folders.
+fn credential_run(extra: &[&str]) -> (Output, Value, tempfile::TempDir, tempfile::TempDir) {
+    let (_copy_dir, script) = own_copy("credential_thief.py");
+    let dir = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(user.path().join("keep.txt"), "the user's file\n").unwrap();
+    let mut args = vec![
+        "--cases",
+        "view/dir/root-trailing-slash",
+        "--pass-env",
+        "GITHUB_TOKEN",
+    ];
+    args.extend_from_slice(extra);
+    let (out, report) = certify(
+        &script,
+        &args,
+        &[
+            ("MEMCERT_HOSTILE_USER_DIR", user.path()),
+            ("MEMCERT_HOSTILE_REAL_HOME", home.path()),
+        ],
+        dir.path(),
+    );
+    assert!(
+        alive(&script.to_string_lossy()).is_empty(),
+        "a handler process is left"
+    );
+    (out, report, user, home)
+}
+
+fn kinds(case: &Value) -> Vec<String> {
+    case["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+// See: issue 13 ("No containment": a handler that deleted a user file, wrote to the real home
+// and read an SSH key was CERTIFIED).
+#[test]
+fn credential_reader_is_unsafe_and_changes_nothing_outside_when_contained() {
+    let (out, report, user, home) = credential_run(&[]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let case = &report["cases"][0];
+    assert_eq!(case["verdict"], "UNSAFE", "{case}");
+    assert!(
+        kinds(case).contains(&"credential-read".to_owned()),
+        "{case}"
+    );
+    let text = report.to_string();
+    assert!(
+        !text.contains("ghp-the-real-secret-value"),
+        "a real secret reached the report"
+    );
+    assert!(
+        alive("credential_thief.py").is_empty(),
+        "a handler process is left"
+    );
+    if !complete(&report) {
+        return;
+    }
+    let reply = case["steps"][0]["reply"]["content"].as_str().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(user.path().join("keep.txt")).unwrap(),
+        "the user's file\n",
+        "the user's file was changed: {reply}"
+    );
+    assert_eq!(
+        std::fs::read_dir(home.path()).unwrap().count(),
+        0,
+        "{reply}"
+    );
+    assert!(
+        reply.contains("read /etc/shadow: PermissionError"),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("-GITHUB_TOKEN"),
+        "the passed secret is a canary: {reply}"
+    );
+    assert!(
+        !reply.contains("CARGO"),
+        "the environment is scrubbed: {reply}"
+    );
+    let c = &report["summary"]["containment"];
+    assert_eq!(c["namespaces"], "user+pid", "{c}");
+    assert!(
+        reply.contains(" pid=2"),
+        "the handler runs under the init of its own PID namespace: {reply}"
+    );
+    if rustix::process::geteuid().is_root() && python().1 {
+        assert_eq!(c["uid"], "65534 (nobody)", "{c}");
+        assert!(reply.starts_with("uid=65534 euid=65534"), "{reply}");
+    }
+}
+
+#[test]
+fn credential_reader_is_unsafe_uncontained_too() {
+    let (out, report, _user, _home) = credential_run(&["--no-contain"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let case = &report["cases"][0];
+    assert_eq!(case["verdict"], "UNSAFE", "{case}");
+    assert!(
+        kinds(case).contains(&"credential-read".to_owned()),
+        "{case}"
+    );
+    assert_eq!(report["summary"]["containment"]["enabled"], false);
+}
+
+// See: issue 13 ("Children outlive memcert": a setsid child rewrote the Markdown report to
+// CERTIFIED and the JUnit to 0 failures two seconds after memcert exited).
+#[test]
+fn setsid_child_dies_with_the_run_and_never_touches_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = tempfile::tempdir().unwrap();
+    // Writable by the handler whatever uid it runs as (`--allow-write` lifts Landlock only).
+    std::fs::set_permissions(
+        pids.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let pidfile = pids.path().join("child.pid");
+    let (junit, md) = (dir.path().join("junit.xml"), dir.path().join("summary.md"));
+    let reports = format!(
+        "{}:{}:{}",
+        junit.display(),
+        md.display(),
+        dir.path().join("report.json").display()
+    );
+    let allow = pids.path().to_string_lossy().into_owned();
+    let (_copy_dir, script) = own_copy("outliving_child.py");
+    let (out, report) = certify(
+        &script,
+        &[
+            "--cases",
+            "view/dir/root-trailing-slash",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+            "--allow-write",
+            &allow,
+        ],
+        &[
+            ("MEMCERT_HOSTILE_PIDFILE", &pidfile),
+            ("MEMCERT_HOSTILE_REPORTS", Path::new(&reports)),
+        ],
+        dir.path(),
+    );
+    // Every call refused: NON-STRICT here, not a run that cannot start.
+    assert_ne!(out.status.code(), Some(2), "{out:?}");
+    if !complete(&report) {
+        return;
+    }
+    let written: Vec<Vec<u8>> = [&junit, &md, &dir.path().join("report.json")]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let child: i32 = std::fs::read_to_string(&pidfile)
+        .expect("the child wrote its PID: it was started")
+        .trim()
+        .parse()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let marker = script.to_string_lossy();
+    assert!(
+        alive(&marker).is_empty(),
+        "the setsid child {child} outlived the run"
+    );
+    for (p, before) in [&junit, &md, &dir.path().join("report.json")]
+        .iter()
+        .zip(&written)
+    {
+        assert_eq!(
+            &std::fs::read(p).unwrap(),
+            before,
+            "{} was rewritten",
+            p.display()
+        );
+    }
+}
+
+/// The fallback where no namespace is made: memcert is a child subreaper and kills the
+/// `setsid` child the handler left when it stops the handler.
+#[test]
+fn subreaper_fallback_kills_a_setsid_child() {
+    let pids = tempfile::tempdir().unwrap();
+    // Writable by the handler whatever uid it runs as (`--allow-write` lifts Landlock only).
+    std::fs::set_permissions(
+        pids.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let pidfile = pids.path().join("child.pid");
+    let (_copy_dir, script) = own_copy("outliving_child.py");
+    let mut cmd = Command::new(python().0);
+    cmd.arg(&script).env("MEMCERT_HOSTILE_PIDFILE", &pidfile);
+    let policy = Policy {
+        namespaces: false,
+        allow_write: vec![pids.path().to_path_buf()],
+        ..Policy::default()
+    };
+    let mut target = Stdio::new(cmd, Duration::from_secs(20)).contained(policy);
+    target.start().unwrap();
+    assert!(target.containment().namespaces.starts_with("none"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let child: i32 = loop {
+        if let Ok(t) = std::fs::read_to_string(&pidfile) {
+            if let Ok(p) = t.trim().parse() {
+                break p;
+            }
+        }
+        assert!(Instant::now() < deadline, "the child never wrote its PID");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    target.shutdown();
+    drop(target);
+    let gone = |p: i32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).map_or(true, |s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    };
+    assert!(gone(child), "the setsid child {child} is still running");
+}
+
+/// The pinned Node SDK handler starts and answers under the default limits (address space
+/// 16 GiB).
+#[test]
+fn node_sdk_handler_runs_under_the_default_address_space_limit() {
+    let (_dir, mut target) = common::sdk_target(memcert::text::Profile::TypescriptSdk);
+    let cases = memcert::certify::select(
+        memcert::suite::catalog::for_level(memcert::suite::catalog::RunLevel::Quick),
+        &["view/dir/root-trailing-slash".to_owned()],
+        &[],
+    )
+    .unwrap();
+    let records = common::run_cases(&mut target, memcert::text::Profile::TypescriptSdk, &cases);
+    let c = target.containment();
+    assert!(c.limits.starts_with("address space 16 GiB"), "{c:?}");
+    assert!(
+        records.iter().all(|r| r.verdict != Verdict::Error),
+        "{:?}",
+        records
+            .iter()
+            .map(|r| (&r.id, r.verdict, &r.findings))
+            .collect::<Vec<_>>()
+    );
+    if !c.missing.is_empty() {
+        assert!(
+            !memcert::contain::required(),
+            "containment is partial: {:?}",
+            c.missing
+        );
+    }
+}
