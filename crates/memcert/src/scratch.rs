@@ -21,6 +21,8 @@
 //!   link's target. Removal ([`empty`], [`Scratch::remove`]) unlinks a link it meets and never
 //!   follows one; the scratch folder itself is removed by name from its parent's handle only
 //!   while that name is still the folder memcert made (same device and inode).
+//! - Removal is iterative and holds at most 64 folder handles: a tree a handler made as deep as
+//!   it liked is removed whole (deeper subtrees are moved up, by handle, and emptied from there).
 //!
 //! # Non-guarantees
 //! - Handlers are given host path strings (the store root, HOME): a handler resolves them
@@ -568,30 +570,97 @@ pub fn empty(dir: &Dir) -> io::Result<()> {
     last
 }
 
-fn empty_once(dir: &Dir) -> io::Result<()> {
+/// How many folders deep [`empty_once`] holds handles: below that, a folder's subtree is moved
+/// up to the top folder (a `renameat` between two handles) and emptied from there, so a tree a
+/// handler made as deep as it liked costs a bounded number of descriptors and no recursion.
+const EMPTY_DEPTH: usize = 64;
+
+/// One pass of [`empty`], iterative: a stack of handles, one per level, at most
+/// [`EMPTY_DEPTH`] deep.
+fn empty_once(top: &Dir) -> io::Result<()> {
     let mut first = None;
-    for entry in dir.entries()? {
-        let entry = entry?;
+    // The folders being emptied below `top`, each with its name in the one above.
+    let mut stack: Vec<(Dir, OsString)> = Vec::new();
+    loop {
+        let dir = stack.last().map_or(top, |(d, _)| d);
+        match next_subfolder(dir, &mut first) {
+            Some(name) if stack.len() >= EMPTY_DEPTH => {
+                // Too deep to hold another handle: move that subtree up to the top and go on
+                // there (a fresh name; a clash is another try).
+                let fresh = OsString::from(format!(".memcert-deep-{}", random_suffix()));
+                if let Err(e) = rustix::fs::renameat(dir, &name, top, &fresh) {
+                    first.get_or_insert(e.into());
+                    return first.map_or(Ok(()), Err);
+                }
+            }
+            Some(name) => match dir.open_dir_nofollow(&name) {
+                Ok(sub) => stack.push((sub, name)),
+                // Swapped for something else since it was listed: unlink that instead.
+                Err(_) => {
+                    if let Err(e) = dir.remove_file(&name) {
+                        first.get_or_insert(e);
+                        // Neither a folder nor removable: leave this level.
+                        let Some((done, name)) = stack.pop() else {
+                            break;
+                        };
+                        drop(done);
+                        let _ = stack.last().map_or(top, |(d, _)| d).remove_dir(&name);
+                    }
+                }
+            },
+            None => {
+                let Some((done, name)) = stack.pop() else {
+                    break;
+                };
+                drop(done);
+                if let Err(e) = stack.last().map_or(top, |(d, _)| d).remove_dir(&name) {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Unlink every entry of `dir` that is not a folder (links included) and return the name of
+/// one folder left in it (given `u+rwx` when it lacks it), or `None` when only those that could
+/// not be read are left. Errors go to `first`.
+fn next_subfolder(dir: &Dir, first: &mut Option<io::Error>) -> Option<OsString> {
+    let entries = match dir.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            first.get_or_insert(e);
+            return None;
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                first.get_or_insert(e);
+                continue;
+            }
+        };
         let name = entry.file_name();
-        let r = match entry.metadata() {
+        match entry.metadata() {
             Ok(m) if m.is_dir() => {
                 if m.mode() & 0o700 != 0o700 {
                     let _ = chmod_nofollow(dir, &name, (m.mode() & 0o7777) | 0o700);
                 }
-                match dir.open_dir_nofollow(&name) {
-                    Ok(sub) => empty_once(&sub).and_then(|()| dir.remove_dir(&name)),
-                    Err(e) => Err(e),
+                return Some(name);
+            }
+            Ok(_) => {
+                if let Err(e) = dir.remove_file(&name) {
+                    first.get_or_insert(e);
                 }
             }
-            Ok(_) => dir.remove_file(&name),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = r {
-            first.get_or_insert(e);
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                first.get_or_insert(e);
+            }
         }
     }
-    first.map_or(Ok(()), Err)
+    None
 }
 
 /// `chmod` of `name` in `dir` that never follows a link: the object is opened with
@@ -733,6 +802,35 @@ pub fn remove_stale(parent: &Path, prefix: &str) {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn a_tree_deeper_than_the_handles_held_is_removed_whole() {
+        let parent = tempfile::tempdir().unwrap();
+        let s = Scratch::new_in(parent.path(), "memcert-t-").unwrap();
+        // 3,000 folders deep, made by handle (deeper than PATH_MAX as a path), a file in each.
+        let mut at = s.dir().try_clone().unwrap();
+        for i in 0..3_000 {
+            at.write("f", "x").unwrap();
+            if i % 2 == 0 {
+                at.create_dir("sibling").unwrap();
+            }
+            at.create_dir("d").unwrap();
+            at = at.open_dir("d").unwrap();
+        }
+        drop(at);
+        // On a small stack: a recursive walk, one frame per level, would overflow it.
+        let dir = s.dir().try_clone().unwrap();
+        std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(move || empty(&dir).unwrap())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(s.dir().entries().unwrap().count(), 0);
+        let p = s.path().to_owned();
+        s.remove().unwrap();
+        assert!(std::fs::symlink_metadata(&p).is_err());
+    }
 
     #[test]
     fn a_scratch_folder_is_fresh_private_and_goes_on_drop() {
