@@ -566,7 +566,14 @@ impl Sandbox {
             return Vec::new();
         };
         let mut found = Vec::new();
-        token_files(&root, Path::new(""), self.token.as_bytes(), &mut found);
+        let mut budget = WALK_ENTRIES;
+        token_files(
+            &root,
+            Path::new(""),
+            self.token.as_bytes(),
+            &mut found,
+            &mut budget,
+        );
         found.sort();
         found
             .iter()
@@ -726,14 +733,28 @@ fn read_small(dir: &Dir, name: &OsStr) -> Vec<u8> {
     }
 }
 
+/// How deep the walks of a sandbox go, in folders below where they start: the deepest planted
+/// tree is 300 (`scenario/deep-chain`); a handler may make deeper ones, which are cut there.
+const WALK_DEPTH: usize = 512;
+/// How many entries the walks of a sandbox take in at most: a handler that makes more than
+/// this many files has changed what it was asked to change already.
+const WALK_ENTRIES: usize = 200_000;
+
 /// Every object below `dir` into `out`, under `prefix`, except the subtree at `skip`; each
 /// entry's metadata from its folder's handle (`fstatat`, no follow), each folder entered with
-/// `O_NOFOLLOW` (one that cannot be is listed, not entered).
+/// `O_NOFOLLOW` (one that cannot be is listed, not entered). At most [`WALK_DEPTH`] folders
+/// deep and [`WALK_ENTRIES`] entries: bounded stack and memory on a tree a handler made.
 fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree) {
+    if prefix.components().count() >= WALK_DEPTH {
+        return;
+    }
     let Ok(entries) = dir.entries() else {
         return;
     };
     for e in entries.flatten() {
+        if out.len() >= WALK_ENTRIES {
+            return;
+        }
         let name = e.file_name();
         let rel = prefix.join(&name);
         if skip == Some(rel.as_path()) {
@@ -754,12 +775,20 @@ fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree) {
 }
 
 /// Files below `dir` (one link each: a planted hard link is the outside file itself, whose
-/// changes show in the outside diff) holding `token`, relative to the root.
-fn token_files(dir: &Dir, prefix: &Path, token: &[u8], out: &mut Vec<PathBuf>) {
+/// changes show in the outside diff) holding `token`, relative to the root; at most
+/// [`WALK_DEPTH`] folders deep and `budget` entries looked at.
+fn token_files(dir: &Dir, prefix: &Path, token: &[u8], out: &mut Vec<PathBuf>, budget: &mut usize) {
+    if prefix.components().count() >= WALK_DEPTH {
+        return;
+    }
     let Ok(entries) = dir.entries() else {
         return;
     };
     for e in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
         let name = e.file_name();
         let rel = prefix.join(&name);
         let Ok(meta) = e.metadata() else {
@@ -767,7 +796,7 @@ fn token_files(dir: &Dir, prefix: &Path, token: &[u8], out: &mut Vec<PathBuf>) {
         };
         if meta.is_dir() {
             if let Ok(sub) = dir.open_dir_nofollow(&name) {
-                token_files(&sub, &rel, token, out);
+                token_files(&sub, &rel, token, out, budget);
             }
         } else if meta.is_file() && meta.nlink() == 1 {
             let bytes = read_small(dir, &name);
@@ -863,6 +892,37 @@ mod scenario_tests {
     /// What a handler swaps for a link (a folder around the root, the root itself, the run
     /// folder's own name) is never walked, planted, changed or removed through.
     // See: issue 13, "memcert's own scratch by handle".
+    #[test]
+    fn walks_of_a_tree_a_handler_made_deep_are_cut() {
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        // 6,000 folders deep in the store and outside it, a canary-token file at the bottom;
+        // walked on a spawned thread's default stack (2 MiB), which an uncut walk overflows.
+        for mut at in [sb.root_dir().unwrap(), sb.base_dir().try_clone().unwrap()] {
+            for _ in 0..6_000 {
+                at.create_dir("d").unwrap();
+                at = at.open_dir("d").unwrap();
+            }
+            at.write("t", sb.token()).unwrap();
+        }
+        let (outside, found) = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(2 * 1024 * 1024)
+                .spawn_scoped(s, || {
+                    (sb.outside_unchecked(), sb.token_in_store_unchecked())
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        });
+        let deepest = outside.keys().map(|p| p.components().count()).max();
+        assert_eq!(deepest, Some(super::WALK_DEPTH), "cut at the walk's depth");
+        assert_eq!(
+            found,
+            Vec::<String>::new(),
+            "the token file is below the cut"
+        );
+    }
+
     #[test]
     fn links_swapped_into_the_sandbox_are_never_followed() {
         let victim = tempfile::tempdir().unwrap();
