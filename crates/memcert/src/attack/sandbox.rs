@@ -543,13 +543,20 @@ impl Sandbox {
     pub fn outside_unchecked(&self) -> Tree {
         let mut tree = Tree::new();
         let skip = Path::new(&self.base_name).join(&self.root_name);
-        walk(self.run.dir(), Path::new(""), Some(&skip), &mut tree);
+        let mut left = WALK_BYTES;
+        walk(
+            self.run.dir(),
+            Path::new(""),
+            Some(&skip),
+            &mut tree,
+            &mut left,
+        );
         if let Some(a) = &self.alias {
             let top = PathBuf::from(a.path().file_name().unwrap_or_default());
             if let Ok(meta) = a.dir().dir_metadata() {
                 tree.insert(top.clone(), (Node::Dir, meta.mode() & 0o7777));
             }
-            walk(a.dir(), &top, None, &mut tree);
+            walk(a.dir(), &top, None, &mut tree, &mut left);
         }
         tree
     }
@@ -566,7 +573,7 @@ impl Sandbox {
             return Vec::new();
         };
         let mut found = Vec::new();
-        let mut budget = WALK_ENTRIES;
+        let mut budget = (WALK_ENTRIES, WALK_BYTES);
         token_files(
             &root,
             Path::new(""),
@@ -589,7 +596,7 @@ impl Sandbox {
     pub fn node_unchecked(&self, vpath: &str) -> Option<Node> {
         let (dir, name) = self.entry(vpath, false).ok()?;
         let meta = dir.symlink_metadata(&name).ok()?;
-        Some(node_of(&dir, &name, &meta))
+        Some(node_of(&dir, &name, &meta, &mut FILE_BYTES.clone()))
     }
 
     /// What is at a path below the store root as a handler that lists it reaches it: folders
@@ -687,50 +694,82 @@ fn make_alias(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<
 /// Every object under the folder `dir` holds (relative paths), links not followed.
 pub fn tree_of(dir: &Dir) -> Tree {
     let mut tree = Tree::new();
-    walk(dir, Path::new(""), None, &mut tree);
+    walk(dir, Path::new(""), None, &mut tree, &mut WALK_BYTES.clone());
     tree
 }
 
-/// The node named `name` in `dir`, given its `lstat` metadata.
-fn node_of(dir: &Dir, name: &OsStr, meta: &cap_std::fs::Metadata) -> Node {
+/// The node named `name` in `dir`, given its `lstat` metadata; a file's bytes read within
+/// `left` ([`read_small`]).
+fn node_of(dir: &Dir, name: &OsStr, meta: &cap_std::fs::Metadata, left: &mut usize) -> Node {
     let ft = meta.file_type();
     if ft.is_symlink() {
         Node::Symlink(dir.read_link_contents(name).unwrap_or_default())
     } else if ft.is_dir() {
         Node::Dir
     } else if ft.is_file() {
-        Node::File(read_small(dir, name))
+        Node::File(read_small(dir, name, left))
     } else {
         Node::Other
     }
 }
 
+/// How many bytes of one file the walks keep: canaries and planted files are small (the
+/// largest, a 999,999-line file, is under 2 MiB).
+const FILE_BYTES: usize = 4 * 1024 * 1024;
+/// How many file bytes one walk reads in all: what a handler writes beyond is judged by size,
+/// inode and change time alone.
+const WALK_BYTES: usize = 64 * 1024 * 1024;
+
 /// A regular file's bytes (empty when it cannot be read, or is no longer a regular file when
 /// opened): opened with no link followed and without blocking (a FIFO swapped in), read
-/// without the size `stat` `std::fs::read` makes first (canaries and planted files are small,
-/// and the walks read every one of them twice per case).
-fn read_small(dir: &Dir, name: &OsStr) -> Vec<u8> {
+/// without the size `stat` `std::fs::read` makes first. At most [`FILE_BYTES`] and what is
+/// `left` of the walk's budget are read (and taken from `left`); a file longer than what was
+/// read gets a marker after its bytes, `\0memcert-cut size=N ino=I ctime=S.NS`, so that a
+/// change to it still shows (the change time moves on every write and cannot be set back):
+/// a sparse file of a gigabyte costs the walk a few mebibytes, not a gigabyte.
+fn read_small(dir: &Dir, name: &OsStr, left: &mut usize) -> Vec<u8> {
     use cap_std::fs::OpenOptionsExt as _;
     use std::io::Read as _;
     let mut o = OpenOptions::new();
     o.read(true).follow(FollowSymlinks::No);
     o.custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
-    let Ok(mut f) = dir.open_with(name, &o) else {
+    let Ok(f) = dir.open_with(name, &o) else {
         return Vec::new();
     };
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
+    let Ok(meta) = f.metadata() else {
+        return Vec::new();
+    };
+    if !meta.is_file() {
         return Vec::new();
     }
+    let cap = FILE_BYTES.min(*left);
     let mut out = Vec::new();
+    let mut limited = (&f).take(cap as u64 + 1);
     let mut buf = [0u8; 8192];
     loop {
-        match f.read(&mut buf) {
-            Ok(0) => return out,
+        match limited.read(&mut buf) {
+            Ok(0) => break,
             Ok(n) => out.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return out,
+            Err(_) => break,
         }
     }
+    let cut = out.len() > cap || meta.len() > out.len() as u64;
+    out.truncate(cap);
+    *left -= out.len();
+    if cut {
+        out.extend_from_slice(
+            format!(
+                "\0memcert-cut size={} ino={} ctime={}.{}",
+                meta.len(),
+                meta.ino(),
+                meta.ctime(),
+                meta.ctime_nsec()
+            )
+            .as_bytes(),
+        );
+    }
+    out
 }
 
 /// How deep the walks of a sandbox go, in folders below where they start: the deepest planted
@@ -744,7 +783,7 @@ const WALK_ENTRIES: usize = 200_000;
 /// entry's metadata from its folder's handle (`fstatat`, no follow), each folder entered with
 /// `O_NOFOLLOW` (one that cannot be is listed, not entered). At most [`WALK_DEPTH`] folders
 /// deep and [`WALK_ENTRIES`] entries: bounded stack and memory on a tree a handler made.
-fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree) {
+fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree, left: &mut usize) {
     if prefix.components().count() >= WALK_DEPTH {
         return;
     }
@@ -763,12 +802,12 @@ fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree) {
         let Ok(meta) = e.metadata() else {
             continue;
         };
-        let node = node_of(dir, &name, &meta);
+        let node = node_of(dir, &name, &meta, left);
         let is_dir = node == Node::Dir;
         out.insert(rel.clone(), (node, meta.mode() & 0o7777));
         if is_dir {
             if let Ok(sub) = dir.open_dir_nofollow(&name) {
-                walk(&sub, &rel, skip, out);
+                walk(&sub, &rel, skip, out, left);
             }
         }
     }
@@ -776,8 +815,14 @@ fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree) {
 
 /// Files below `dir` (one link each: a planted hard link is the outside file itself, whose
 /// changes show in the outside diff) holding `token`, relative to the root; at most
-/// [`WALK_DEPTH`] folders deep and `budget` entries looked at.
-fn token_files(dir: &Dir, prefix: &Path, token: &[u8], out: &mut Vec<PathBuf>, budget: &mut usize) {
+/// [`WALK_DEPTH`] folders deep, `budget.0` entries looked at and `budget.1` bytes read.
+fn token_files(
+    dir: &Dir,
+    prefix: &Path,
+    token: &[u8],
+    out: &mut Vec<PathBuf>,
+    budget: &mut (usize, usize),
+) {
     if prefix.components().count() >= WALK_DEPTH {
         return;
     }
@@ -785,10 +830,10 @@ fn token_files(dir: &Dir, prefix: &Path, token: &[u8], out: &mut Vec<PathBuf>, b
         return;
     };
     for e in entries.flatten() {
-        if *budget == 0 {
+        if budget.0 == 0 {
             return;
         }
-        *budget -= 1;
+        budget.0 -= 1;
         let name = e.file_name();
         let rel = prefix.join(&name);
         let Ok(meta) = e.metadata() else {
@@ -799,7 +844,7 @@ fn token_files(dir: &Dir, prefix: &Path, token: &[u8], out: &mut Vec<PathBuf>, b
                 token_files(&sub, &rel, token, out, budget);
             }
         } else if meta.is_file() && meta.nlink() == 1 {
-            let bytes = read_small(dir, &name);
+            let bytes = read_small(dir, &name, &mut budget.1);
             if bytes.windows(token.len()).any(|w| w == token) {
                 out.push(rel);
             }
@@ -892,6 +937,30 @@ mod scenario_tests {
     /// What a handler swaps for a link (a folder around the root, the root itself, the run
     /// folder's own name) is never walked, planted, changed or removed through.
     // See: issue 13, "memcert's own scratch by handle".
+    #[test]
+    fn a_huge_sparse_file_costs_the_walk_its_cap_and_a_write_to_it_still_shows() {
+        use std::os::unix::fs::FileExt as _;
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let f = sb.base_dir().create("huge").unwrap().into_std();
+        f.set_len(1 << 30).unwrap();
+        let node = |t: &super::Tree| match t.get(std::path::Path::new("base/huge")) {
+            Some((Node::File(b), _)) => b.clone(),
+            other => panic!("{other:?}"),
+        };
+        let before = node(&sb.outside_unchecked());
+        let (kept, tail) = before.split_at(super::FILE_BYTES);
+        assert_eq!(kept, &vec![0u8; super::FILE_BYTES][..]);
+        let tail = String::from_utf8_lossy(tail);
+        assert!(
+            tail.starts_with("\0memcert-cut size=1073741824 ino="),
+            "{tail}"
+        );
+        // A write far past what the walk read: the change time moves.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        f.write_all_at(b"x", 512 << 20).unwrap();
+        assert_ne!(node(&sb.outside_unchecked()), before);
+    }
+
     #[test]
     fn walks_of_a_tree_a_handler_made_deep_are_cut() {
         let sb = Sandbox::create_unchecked(&[]).unwrap();
