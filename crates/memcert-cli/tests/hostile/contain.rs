@@ -378,3 +378,131 @@ fn node_sdk_handler_runs_under_the_default_address_space_limit() {
         );
     }
 }
+
+/// Descriptors memcert inherited without close-on-exec (a CI wrapper's `9<secret 8>>log`) never
+/// reach the handler, contained or not: its answer lists none, and the log is not written.
+#[test]
+fn descriptors_memcert_inherited_never_reach_the_handler() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "INHERITED-SECRET").unwrap();
+    let log = dir.path().join("ci.log");
+    std::fs::write(&log, "").unwrap();
+    let (py, _) = python();
+    let stdio = format!("{py} {}", fixture("inherited_fds.py").display());
+    for extra in [&[][..], &["--no-contain"][..]] {
+        let json = dir.path().join("report.json");
+        let secret_f = std::fs::File::open(&secret).unwrap();
+        let log_f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let (s, l) = (secret_f.as_raw_fd(), log_f.as_raw_fd());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memcert"));
+        cmd.args(["certify", "--stdio", &stdio, "--cases", "view/missing"])
+            .arg("--report-json")
+            .arg(&json)
+            .args(extra);
+        // SAFETY: dup2 only, between fork and exec; the copies on 9 and 8 lack CLOEXEC.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(s, 9) < 0 || libc::dup2(l, 8) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(
+            report["cases"][0]["steps"][0]["reply"]["content"], "Error: no descriptors",
+            "{extra:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "{extra:?}");
+    }
+}
+
+/// Run under a hard address-space limit lower than the handler's default (16 GiB), memcert
+/// applies its own limit instead (a process in a new user namespace cannot raise a hard limit):
+/// the handler starts, and the report states the limit applied.
+#[test]
+fn a_lower_hard_limit_of_memcert_is_the_handlers() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let (py, _) = python();
+    let stdio = format!("{py} {}", fixture("inherited_fds.py").display());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memcert"));
+    cmd.args(["certify", "--stdio", &stdio, "--cases", "view/missing"])
+        .arg("--report-json")
+        .arg(&json);
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let r = libc::rlimit {
+                rlim_cur: 8 << 30,
+                rlim_max: 8 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report["cases"][0]["verdict"], "NON-STRICT");
+    let limits = report["summary"]["containment"]["limits"].as_str().unwrap();
+    assert!(limits.starts_with("address space 8 GiB, "), "{limits}");
+}
+
+/// A contained handler cannot open a unix socket (seccomp): a listener any user may connect to
+/// is reached uncontained and refused contained, whatever uid the handler runs as.
+#[test]
+fn a_contained_handler_cannot_reach_a_unix_socket() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sock = dir.path().join("daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o666)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let serving = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok((mut s, _)) = listener.accept() {
+                    let _ = std::io::Write::write_all(&mut s, b"daemon-hello");
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let (py, _) = python();
+    let stdio = format!(
+        "{py} {} {}",
+        fixture("unix_socket.py").display(),
+        sock.display()
+    );
+    let reply = |extra: &[&str]| {
+        let json = dir.path().join("report.json");
+        let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+            .args(["certify", "--stdio", &stdio, "--cases", "view/missing"])
+            .arg("--report-json")
+            .arg(&json)
+            .args(extra)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        report["cases"][0]["steps"][0]["reply"]["content"].clone()
+    };
+    let uncontained = reply(&["--no-contain"]);
+    let contained = reply(&[]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    serving.join().unwrap();
+    assert_eq!(uncontained, "Error: connected: daemon-hello");
+    assert_eq!(contained, "Error: refused: EACCES");
+}

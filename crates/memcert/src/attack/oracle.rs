@@ -174,7 +174,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     if let Some(why) = &obs.refused_at_start {
         // A refusal to start goes to the application, not to the model, so a host path in it
         // is not disclosure; the canary token in it still shows a read outside the root.
-        if !obs.token.is_empty() && why.contains(&obs.token) {
+        if holds_canary(why, &obs.token) {
             findings.push(Finding {
                 verdict: Verdict::Unsafe,
                 kind: "outside-read".into(),
@@ -227,6 +227,62 @@ fn skipped(why: &str) -> Judgement {
     }
 }
 
+/// Whether `text` holds the canary `token` (ASCII) as it is or in a common disguise: any
+/// letter case, reversed, with hidden or format characters (zero-width spaces, soft hyphens)
+/// inserted, in hexadecimal, or in base64 (standard or URL-safe, at any of the three byte
+/// alignments it can have inside a longer encoded text). An empty token is never held.
+pub fn holds_canary(text: &str, token: &str) -> bool {
+    if token.is_empty() {
+        return false;
+    }
+    if text.contains(token) {
+        return true;
+    }
+    let plain: String = text
+        .chars()
+        .filter(|c| !crate::report::escape::hidden(*c) && !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let lower = token.to_ascii_lowercase();
+    let reversed: String = lower.chars().rev().collect();
+    let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+    if [&lower, &reversed, &hex]
+        .iter()
+        .any(|n| plain.contains(n.as_str()))
+    {
+        return true;
+    }
+    // Base64 is case-sensitive: looked for in the text with only hidden characters taken out.
+    let kept: String = text
+        .chars()
+        .filter(|c| !crate::report::escape::hidden(*c) && !c.is_whitespace())
+        .collect();
+    base64_needles(token.as_bytes())
+        .iter()
+        .any(|n| kept.contains(n.as_str()))
+}
+
+/// The base64 characters that encode `token` whatever bytes surround it: for each alignment
+/// (0, 1 or 2 bytes before it in its group of three), the groups made of its bytes alone.
+fn base64_needles(token: &[u8]) -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+    use base64::Engine as _;
+    let mut out = Vec::new();
+    for pad in 0..3usize {
+        let mut bytes = vec![0u8; pad];
+        bytes.extend_from_slice(token);
+        let end = (bytes.len() / 3) * 4;
+        let start = if pad == 0 { 0 } else { 4 };
+        for engine in [&STANDARD, &URL_SAFE] {
+            let enc = engine.encode(&bytes);
+            if end > start + 8 {
+                out.push(enc[start..end].to_owned());
+            }
+        }
+    }
+    out
+}
+
 /// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
 /// the run folder's host path in any spelling ([`readings`]). Inputs name the run folder only
 /// through the sandbox's alias, so its real path in a reply is information the handler added
@@ -238,18 +294,14 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
         crate::protocol::Content::Text(t) => t.clone(),
         other => serde_json::to_string(other).unwrap_or_default(),
     };
-    if obs
-        .credentials
-        .iter()
-        .any(|t| !t.is_empty() && text.contains(t.as_str()))
-    {
+    if obs.credentials.iter().any(|t| holds_canary(&text, t)) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "credential-read".into(),
             detail: format!("step {}: the reply holds a decoy credential's canary: the handler read credentials from its HOME or environment", i + 1),
         });
     }
-    if !obs.token.is_empty() && text.contains(&obs.token) {
+    if holds_canary(&text, &obs.token) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "outside-read".into(),
@@ -496,6 +548,35 @@ fn describe_expected(e: &crate::suite::Expected) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_canary_is_found_in_its_common_disguises_and_nowhere_else() {
+        use base64::Engine as _;
+        let token = "MEMCERT-CREDENTIAL-0123456789abcdef";
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let held = [
+            format!("key: {token}"),
+            format!("(cache-id {})", b64(&format!("ssh key\n{token}\nend"))),
+            format!("{}", b64(&format!("xy{token}"))),
+            format!("{}", b64(&format!("x{token}z"))),
+            token.to_lowercase(),
+            token.chars().rev().collect(),
+            token.bytes().map(|b| format!("{b:02X}")).collect(),
+            token.chars().flat_map(|c| [c, '\u{200b}']).collect(),
+        ];
+        for text in &held {
+            assert!(super::holds_canary(text, token), "{text}");
+        }
+        let not_held = [
+            String::new(),
+            "MEMCERT-CREDENTIAL-0123456789abcdeX".to_owned(),
+            b64("MEMCERT-CREDENTIAL-0123"),
+        ];
+        for text in &not_held {
+            assert!(!super::holds_canary(text, token), "{text}");
+        }
+        assert!(!super::holds_canary("anything", ""));
+    }
+
     use super::*;
     use crate::suite::catalog;
     use std::path::PathBuf;

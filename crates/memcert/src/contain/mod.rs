@@ -30,13 +30,14 @@
 //!   contained: they run with memcert's own rights.
 //! - Reads are not watched: a handler that reads the decoy credentials is caught only when a
 //!   canary value reaches a reply (`credential-read`).
-//! - What Landlock's ABI on this machine does not cover (UDP, unix sockets by path, `ioctl` on
-//!   pipes, reads through file descriptors inherited before the restriction) is not restricted.
+//! - What Landlock's ABI on this machine does not cover (UDP, `ioctl` on pipes) is not
+//!   restricted. Unix sockets are refused by a seccomp filter (`seccomp`), on x86_64 and aarch64.
 //!
 //! # Layout
 //! `policy`: what is asked ([`Policy`], [`Limits`]) and what was achieved ([`Containment`]);
 //! `paths`: what a handler must read, derived from its command before it is restricted;
-//! `rules`: the Landlock ruleset; `env`: the scrubbed environment; `home`: the decoy HOME;
+//! `rules`: the Landlock ruleset; `seccomp`: the filter refusing unix sockets; `env`: the scrubbed
+//! environment; `home`: the decoy HOME;
 //! `owner`: giving the scratch to the handler's uid by handle; `spawn`: the code that runs
 //! between fork and exec, and stopping a contained process; `tree`: the process tree killed
 //! by hand where there is no PID namespace.
@@ -47,6 +48,7 @@ mod owner;
 mod paths;
 mod policy;
 mod rules;
+mod seccomp;
 mod spawn;
 mod tree;
 

@@ -22,7 +22,8 @@ use std::process::{Child, Command};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::policy::{bytes, Containment, Policy};
+use super::policy::{bytes, Containment, Limits, Policy};
+use super::seccomp;
 use super::{env, paths, rules};
 
 /// The uid `nobody` (and its group) that root handlers run as.
@@ -71,6 +72,8 @@ struct Plan {
     /// `no_new_privs` and the Landlock ruleset (-1: none).
     nnp: bool,
     ruleset: i32,
+    /// The seccomp filter refusing unix sockets (`None`: this architecture has none).
+    seccomp: Option<seccomp::Filter>,
 }
 
 /// A handler's containment, decided once before its first start.
@@ -182,7 +185,7 @@ impl Prepared {
                 "Landlock ABI {abi} < 6: signals and abstract sockets are not scoped"
             ));
         }
-        let limits = policy.limits;
+        let limits = within_hard_limits(policy.limits);
         let plan = Plan {
             drop_to,
             ns,
@@ -196,6 +199,7 @@ impl Prepared {
             ],
             nnp: true,
             ruleset: ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
+            seccomp: seccomp::no_unix_sockets(),
         };
         let achieved = Containment {
             uid: uid_words,
@@ -232,6 +236,13 @@ impl Prepared {
         }
         cmd.process_group(0);
         let Some(plan) = self.plan.clone() else {
+            // SAFETY: one raw system call.
+            unsafe {
+                cmd.pre_exec(|| {
+                    cloexec_from_3();
+                    Ok(())
+                });
+            }
             let child = cmd.spawn()?;
             return Ok(Running::new(child, None, false));
         };
@@ -279,7 +290,7 @@ fn described(
     reads: usize,
     canaries: usize,
 ) -> Containment {
-    let limits = policy.limits;
+    let limits = within_hard_limits(policy.limits);
     Containment {
         enabled: true,
         namespaces: match ns {
@@ -303,11 +314,19 @@ fn described(
                 reads
             )
         },
-        network: match (abi >= 4, policy.connect_port) {
-            (false, _) => "TCP not restricted".into(),
-            (true, None) => "TCP bind and connect denied".into(),
-            (true, Some(p)) => format!("TCP bind denied, connect to port {p} only"),
-        },
+        network: format!(
+            "{}; {}",
+            match (abi >= 4, policy.connect_port) {
+                (false, _) => "TCP not restricted".to_owned(),
+                (true, None) => "TCP bind and connect denied".to_owned(),
+                (true, Some(p)) => format!("TCP bind denied, connect to port {p} only"),
+            },
+            if seccomp::no_unix_sockets().is_some() {
+                "unix sockets refused (seccomp; socketpair allowed)"
+            } else {
+                "unix sockets by path not restricted"
+            }
+        ),
         scope: if abi >= 6 {
             "signals and abstract unix sockets scoped".into()
         } else {
@@ -421,6 +440,7 @@ fn probe(uid: Uid, ns: Ns) -> bool {
         limits: [(libc::RLIMIT_CORE, 0); 4],
         nnp: false,
         ruleset: -1,
+        seccomp: None,
     });
     let parent = std::process::id() as i32;
     let program = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/"));
@@ -472,6 +492,37 @@ unsafe fn write_file(path: &[u8], data: &[u8]) -> io::Result<()> {
         return Err(last());
     }
     Ok(())
+}
+
+/// `limits`, each lowered to memcert's own hard limit where that is lower: a process in a new
+/// user namespace cannot raise a hard limit (`ulimit -v` below 16 GiB would otherwise keep
+/// every contained handler from starting). The report shows the limits applied.
+fn within_hard_limits(mut limits: Limits) -> Limits {
+    let hard = |resource| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
+        if ok && r.rlim_max != libc::RLIM_INFINITY {
+            r.rlim_max
+        } else {
+            u64::MAX
+        }
+    };
+    limits.address_space = limits.address_space.min(hard(libc::RLIMIT_AS));
+    limits.file_size = limits.file_size.min(hard(libc::RLIMIT_FSIZE));
+    limits.cpu_seconds = limits.cpu_seconds.min(hard(libc::RLIMIT_CPU));
+    limits
+}
+
+/// Mark every descriptor from 3 up close-on-exec (`close_range` with `CLOSE_RANGE_CLOEXEC`):
+/// what memcert inherited from its own parent (a CI wrapper's log on fd 9, a jobserver pipe)
+/// never reaches the handler, while std's exec-error pipe still works until the exec.
+unsafe fn cloexec_from_3() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC);
 }
 
 /// Send one message to memcert on the report pipe.
@@ -566,7 +617,11 @@ fn enter(plan: &Plan, parent: i32, report: i32, probe: bool) -> io::Result<()> {
         {
             return Err(last());
         }
+        if let Some(filter) = &plan.seccomp {
+            seccomp::install(filter)?;
+        }
         tell(report, &[b'S', u8::from(pid_max)]);
+        cloexec_from_3();
         Ok(())
     }
 }
