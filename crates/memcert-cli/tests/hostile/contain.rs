@@ -81,42 +81,81 @@ fn alive(marker: &str) -> Vec<i32> {
         .collect()
 }
 
-/// A copy of the fixture `name` in a folder of its own (open to `nobody`), so that its command
-/// line is this test's alone; the folder lives as long as the guard.
-fn own_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+/// A fresh folder with mode `mode` (not masked), living as long as the guard.
+fn folder_with_mode(mode: u32) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(
         dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        std::os::unix::fs::PermissionsExt::from_mode(mode),
     )
     .unwrap();
-    let copy = dir.path().join(name);
+    dir
+}
+
+/// A copy of the fixture `name` in a folder of its own (open to `nobody`), as
+/// `<dir>/hostile/<name>` beside `<dir>/_stdio_protocol.py` (which it imports from its parent
+/// folder), so that its command line is this test's alone. `<dir>` holds an empty
+/// `pyproject.toml`, as the repository holds its markers: the sandbox lets a handler read the
+/// project its files belong to. The folder lives as long as the guard.
+fn own_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = folder_with_mode(0o755);
+    let sub = dir.path().join("hostile");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::set_permissions(&sub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let protocol = "_stdio_protocol.py";
+    std::fs::copy(
+        root().join("fixtures/handlers").join(protocol),
+        dir.path().join(protocol),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "").unwrap();
+    let copy = sub.join(name);
     std::fs::copy(fixture(name), &copy).unwrap();
     (dir, copy)
 }
 
-/// `memcert certify --stdio "<python> <script>"` with `args`, `env` and a JSON report in `dir`;
-/// the output and the report.
-fn certify(script: &Path, args: &[&str], env: &[(&str, &Path)], dir: &Path) -> (Output, Value) {
+/// A folder any uid may write (`--allow-write` lifts Landlock only), for the PID file the
+/// `setsid` child writes, and that file's path.
+fn pid_folder() -> (tempfile::TempDir, PathBuf) {
+    let pids = folder_with_mode(0o777);
+    let pidfile = pids.path().join("child.pid");
+    (pids, pidfile)
+}
+
+/// The command `memcert certify --stdio "<python> <handler>" <args>` with a JSON report in
+/// `dir`, and that report's path. `handler` is the script and its arguments.
+fn certify_command(handler: &str, args: &[&str], dir: &Path) -> (Command, PathBuf) {
     let (py, _) = python();
     let json = dir.join("report.json");
-    let stdio = format!("{py} {}", script.display());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memcert"));
-    cmd.args(["certify", "--stdio", &stdio, "--report-json"])
+    cmd.args(["certify", "--stdio", &format!("{py} {handler}")])
+        .arg("--report-json")
         .arg(&json)
-        .args(args)
-        .env("GITHUB_TOKEN", "ghp-the-real-secret-value");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+        .args(args);
+    (cmd, json)
+}
+
+/// Run `cmd`; its output and the JSON report it wrote at `json` (a panic with its stderr when
+/// there is none).
+fn run_for_report(mut cmd: Command, json: &Path) -> (Output, Value) {
     let out = cmd.output().unwrap();
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+    let text = std::fs::read_to_string(json).unwrap_or_else(|e| {
         panic!(
             "no JSON report ({e}); stderr: {}",
             String::from_utf8_lossy(&out.stderr)
         )
     });
     (out, serde_json::from_str(&text).unwrap())
+}
+
+/// [`certify_command`] on `script` with `env` (and a real-looking `GITHUB_TOKEN`), run.
+fn certify(script: &Path, args: &[&str], env: &[(&str, &Path)], dir: &Path) -> (Output, Value) {
+    let (mut cmd, json) = certify_command(&script.display().to_string(), args, dir);
+    cmd.env("GITHUB_TOKEN", "ghp-the-real-secret-value");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    run_for_report(cmd, &json)
 }
 
 /// The credential reader's run over `view /memories/`, with a folder standing for the user's
@@ -176,10 +215,6 @@ fn credential_reader_is_unsafe_and_changes_nothing_outside_when_contained() {
         !text.contains("ghp-the-real-secret-value"),
         "a real secret reached the report"
     );
-    assert!(
-        alive("credential_thief.py").is_empty(),
-        "a handler process is left"
-    );
     if !complete(&report) {
         return;
     }
@@ -236,14 +271,7 @@ fn credential_reader_is_unsafe_uncontained_too() {
 #[test]
 fn setsid_child_dies_with_the_run_and_never_touches_a_report() {
     let dir = tempfile::tempdir().unwrap();
-    let pids = tempfile::tempdir().unwrap();
-    // Writable by the handler whatever uid it runs as (`--allow-write` lifts Landlock only).
-    std::fs::set_permissions(
-        pids.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let pidfile = pids.path().join("child.pid");
+    let (pids, pidfile) = pid_folder();
     let (junit, md) = (dir.path().join("junit.xml"), dir.path().join("summary.md"));
     let reports = format!(
         "{}:{}:{}",
@@ -308,14 +336,7 @@ fn setsid_child_dies_with_the_run_and_never_touches_a_report() {
 /// `setsid` child the handler left when it stops the handler.
 #[test]
 fn subreaper_fallback_kills_a_setsid_child() {
-    let pids = tempfile::tempdir().unwrap();
-    // Writable by the handler whatever uid it runs as (`--allow-write` lifts Landlock only).
-    std::fs::set_permissions(
-        pids.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let pidfile = pids.path().join("child.pid");
+    let (pids, pidfile) = pid_folder();
     let (_copy_dir, script) = own_copy("outliving_child.py");
     let mut cmd = Command::new(python().0);
     cmd.arg(&script).env("MEMCERT_HOSTILE_PIDFILE", &pidfile);
@@ -390,18 +411,14 @@ fn descriptors_memcert_inherited_never_reach_the_handler() {
     std::fs::write(&secret, "INHERITED-SECRET").unwrap();
     let log = dir.path().join("ci.log");
     std::fs::write(&log, "").unwrap();
-    let (py, _) = python();
-    let stdio = format!("{py} {}", fixture("inherited_fds.py").display());
+    let handler = fixture("inherited_fds.py").display().to_string();
     for extra in [&[][..], &["--no-contain"][..]] {
-        let json = dir.path().join("report.json");
         let secret_f = std::fs::File::open(&secret).unwrap();
         let log_f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
         let (s, l) = (secret_f.as_raw_fd(), log_f.as_raw_fd());
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memcert"));
-        cmd.args(["certify", "--stdio", &stdio, "--cases", "view/missing"])
-            .arg("--report-json")
-            .arg(&json)
-            .args(extra);
+        let mut args = vec!["--cases", "view/missing"];
+        args.extend_from_slice(extra);
+        let (mut cmd, json) = certify_command(&handler, &args, dir.path());
         // SAFETY: dup2 only, between fork and exec; the copies on 9 and 8 lack CLOEXEC.
         unsafe {
             cmd.pre_exec(move || {
@@ -411,9 +428,7 @@ fn descriptors_memcert_inherited_never_reach_the_handler() {
                 Ok(())
             });
         }
-        let out = cmd.output().unwrap();
-        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let (_, report) = run_for_report(cmd, &json);
         assert_eq!(
             report["cases"][0]["steps"][0]["reply"]["content"], "Error: no descriptors",
             "{extra:?}"
@@ -429,13 +444,8 @@ fn descriptors_memcert_inherited_never_reach_the_handler() {
 fn a_lower_hard_limit_of_memcert_is_the_handlers() {
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("report.json");
-    let (py, _) = python();
-    let stdio = format!("{py} {}", fixture("inherited_fds.py").display());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memcert"));
-    cmd.args(["certify", "--stdio", &stdio, "--cases", "view/missing"])
-        .arg("--report-json")
-        .arg(&json);
+    let handler = fixture("inherited_fds.py").display().to_string();
+    let (mut cmd, json) = certify_command(&handler, &["--cases", "view/missing"], dir.path());
     // SAFETY: setrlimit only, between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -449,9 +459,7 @@ fn a_lower_hard_limit_of_memcert_is_the_handlers() {
             Ok(())
         });
     }
-    let out = cmd.output().unwrap();
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let (_, report) = run_for_report(cmd, &json);
     assert_eq!(report["cases"][0]["verdict"], "NON-STRICT");
     let limits = report["summary"]["containment"]["limits"].as_str().unwrap();
     assert!(limits.starts_with("address space 8 GiB, "), "{limits}");
@@ -462,8 +470,7 @@ fn a_lower_hard_limit_of_memcert_is_the_handlers() {
 #[test]
 fn a_contained_handler_cannot_reach_a_unix_socket() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = folder_with_mode(0o755);
     let sock = dir.path().join("daemon.sock");
     let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o666)).unwrap();
@@ -480,23 +487,12 @@ fn a_contained_handler_cannot_reach_a_unix_socket() {
             }
         })
     };
-    let (py, _) = python();
-    let stdio = format!(
-        "{py} {} {}",
-        fixture("unix_socket.py").display(),
-        sock.display()
-    );
+    let handler = format!("{} {}", fixture("unix_socket.py").display(), sock.display());
     let reply = |extra: &[&str]| {
-        let json = dir.path().join("report.json");
-        let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
-            .args(["certify", "--stdio", &stdio, "--cases", "view/missing"])
-            .arg("--report-json")
-            .arg(&json)
-            .args(extra)
-            .output()
-            .unwrap();
-        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let mut args = vec!["--cases", "view/missing"];
+        args.extend_from_slice(extra);
+        let (cmd, json) = certify_command(&handler, &args, dir.path());
+        let (_, report) = run_for_report(cmd, &json);
         report["cases"][0]["steps"][0]["reply"]["content"].clone()
     };
     let uncontained = reply(&["--no-contain"]);
