@@ -238,11 +238,13 @@ pub fn holds_canary(text: &str, token: &str) -> bool {
     if text.contains(token) {
         return true;
     }
-    let plain: String = text
+    // Hidden characters and white space taken out; base64 is case-sensitive, the rest is
+    // looked for in lower case.
+    let kept: String = text
         .chars()
         .filter(|c| !crate::report::escape::hidden(*c) && !c.is_whitespace())
-        .collect::<String>()
-        .to_ascii_lowercase();
+        .collect();
+    let plain = kept.to_ascii_lowercase();
     let lower = token.to_ascii_lowercase();
     let reversed: String = lower.chars().rev().collect();
     let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
@@ -252,11 +254,6 @@ pub fn holds_canary(text: &str, token: &str) -> bool {
     {
         return true;
     }
-    // Base64 is case-sensitive: looked for in the text with only hidden characters taken out.
-    let kept: String = text
-        .chars()
-        .filter(|c| !crate::report::escape::hidden(*c) && !c.is_whitespace())
-        .collect();
     base64_needles(token.as_bytes())
         .iter()
         .any(|n| kept.contains(n.as_str()))

@@ -596,7 +596,8 @@ impl Sandbox {
     pub fn node_unchecked(&self, vpath: &str) -> Option<Node> {
         let (dir, name) = self.entry(vpath, false).ok()?;
         let meta = dir.symlink_metadata(&name).ok()?;
-        Some(node_of(&dir, &name, &meta, &mut FILE_BYTES.clone()))
+        let mut left = FILE_BYTES;
+        Some(node_of(&dir, &name, &meta, &mut left))
     }
 
     /// What is at a path below the store root as a handler that lists it reaches it: folders
@@ -694,7 +695,8 @@ fn make_alias(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<
 /// Every object under the folder `dir` holds (relative paths), links not followed.
 pub fn tree_of(dir: &Dir) -> Tree {
     let mut tree = Tree::new();
-    walk(dir, Path::new(""), None, &mut tree, &mut WALK_BYTES.clone());
+    let mut left = WALK_BYTES;
+    walk(dir, Path::new(""), None, &mut tree, &mut left);
     tree
 }
 

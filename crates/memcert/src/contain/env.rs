@@ -45,9 +45,13 @@ pub(super) fn scrub(
     let mut canaries = 0;
     for (k, v) in from {
         let name = k.to_string_lossy();
-        if allowed(&name) && !pass.iter().any(|p| *p == name) {
-            out.push((k, v));
-        } else if pass.iter().any(|p| *p == name) && !looks_secret(&name) {
+        // A passed name keeps its value unless it looks secret (then it gets a canary below).
+        let keep = if pass.iter().any(|p| *p == name) {
+            !looks_secret(&name)
+        } else {
+            allowed(&name)
+        };
+        if keep {
             out.push((k, v));
         }
     }

@@ -124,6 +124,11 @@ impl Prepared {
                 _ruleset: None,
             };
         }
+        // The limits applied, decided once for the plan and the report.
+        let policy = &Policy {
+            limits: within_hard_limits(policy.limits),
+            ..policy.clone()
+        };
         let (vars, canaries) = env::scrub(std::env::vars_os(), &policy.pass_env, token);
         let reads = paths::derive(cmd, &vars, &policy.allow_read);
         let mut missing = Vec::new();
@@ -185,7 +190,15 @@ impl Prepared {
                 "Landlock ABI {abi} < 6: signals and abstract sockets are not scoped"
             ));
         }
-        let limits = within_hard_limits(policy.limits);
+        let limits = policy.limits;
+        let seccomp = seccomp::no_unix_sockets();
+        if seccomp.is_none() {
+            missing.push(
+                "no seccomp filter for this architecture: unix sockets by path are not refused"
+                    .into(),
+            );
+        }
+        let unix_refused = seccomp.is_some();
         let plan = Plan {
             drop_to,
             ns,
@@ -199,12 +212,19 @@ impl Prepared {
             ],
             nnp: true,
             ruleset: ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
-            seccomp: seccomp::no_unix_sockets(),
+            seccomp,
         };
         let achieved = Containment {
             uid: uid_words,
             missing,
-            ..described(policy, ns, abi, write.len(), reads.paths.len(), canaries)
+            ..described(
+                policy,
+                ns,
+                abi,
+                (write.len(), reads.paths.len()),
+                canaries,
+                unix_refused,
+            )
         };
         Prepared {
             achieved,
@@ -286,11 +306,11 @@ fn described(
     policy: &Policy,
     ns: Ns,
     abi: u32,
-    writes: usize,
-    reads: usize,
+    (writes, reads): (usize, usize),
     canaries: usize,
+    unix_refused: bool,
 ) -> Containment {
-    let limits = within_hard_limits(policy.limits);
+    let limits = policy.limits;
     Containment {
         enabled: true,
         namespaces: match ns {
@@ -321,7 +341,7 @@ fn described(
                 (true, None) => "TCP bind and connect denied".to_owned(),
                 (true, Some(p)) => format!("TCP bind denied, connect to port {p} only"),
             },
-            if seccomp::no_unix_sockets().is_some() {
+            if unix_refused {
                 "unix sockets refused (seccomp; socketpair allowed)"
             } else {
                 "unix sockets by path not restricted"

@@ -149,7 +149,7 @@ pub fn start_contained(
             .stoppable(stop)
             .contained(policy.clone())
     };
-    let started = |s: Stdio| started(s, policy.enabled);
+    let start_now = |s: Stdio| started(s, policy.enabled);
     let adapter_dir = crate::scratch::Scratch::new("memcert-adapter-")?;
     let target: Box<dyn Target> = match spec {
         HandlerSpec::Python {
@@ -173,7 +173,7 @@ pub fn start_contained(
                 cmd.arg("--set").arg(entry);
             }
             let name = format!("python adapter, {exe}");
-            Box::new(started(stdio(cmd).named(name))?)
+            Box::new(start_now(stdio(cmd).named(name))?)
         }
         HandlerSpec::Node {
             spec,
@@ -189,7 +189,7 @@ pub fn start_contained(
                 cmd.arg("--init").arg(init);
             }
             let name = format!("node adapter, {exe}");
-            Box::new(started(stdio(cmd).named(name))?)
+            Box::new(start_now(stdio(cmd).named(name))?)
         }
         HandlerSpec::Stdio { command: line } => {
             let words = shell_words::split(line).map_err(HandlerError::Split)?;
@@ -198,7 +198,7 @@ pub fn start_contained(
             };
             let mut cmd = std::process::Command::new(program);
             cmd.args(rest);
-            Box::new(started(stdio(cmd).named(format!("stdio: {line}")))?)
+            Box::new(start_now(stdio(cmd).named(format!("stdio: {line}")))?)
         }
         HandlerSpec::Reference(profile) => Box::new(InProcess::reference(*profile)),
     };

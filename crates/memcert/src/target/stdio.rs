@@ -418,18 +418,16 @@ impl Target for Stdio {
 
     /// What its containment achieved: known once it started; before, what was asked.
     fn containment(&self) -> Containment {
-        match &self.cell {
-            Some(cell) => cell.containment().cloned().unwrap_or_else(|| {
-                let mut c = Containment::off(rustix::process::geteuid().as_raw());
-                c.missing = vec!["the handler has not started".into()];
-                c
-            }),
-            None => {
-                let mut c = Containment::off(rustix::process::geteuid().as_raw());
-                c.missing = vec!["no scratch folder could be made for it".into()];
-                c
-            }
-        }
+        let why = match &self.cell {
+            Some(cell) => match cell.containment() {
+                Some(c) => return c.clone(),
+                None => "the handler has not started",
+            },
+            None => "no scratch folder could be made for it",
+        };
+        let mut c = Containment::off(rustix::process::geteuid().as_raw());
+        c.missing = vec![why.into()];
+        c
     }
 
     fn canaries(&self) -> Vec<String> {
