@@ -18,7 +18,7 @@ use rustix::process::{Pid, Signal};
 use super::{AppConfig, Ending};
 use crate::transcript::Transcript;
 use memcert::attack::sandbox::Sandbox;
-use memcert::contain::{Cell, Containment, Running};
+use memcert::contain::{proc_stat, processes, Cell, Containment, ProcStat, Running};
 use memcert::scratch::Scratch;
 
 /// What an app run left once it was over.
@@ -223,40 +223,14 @@ fn out_of(p: i32, start: u64, group: i32) -> bool {
     proc_stat(p).is_some_and(|s| s.start == start && s.pgrp != group && !s.zombie)
 }
 
-/// A process as `/proc/<pid>/stat` shows it.
-struct ProcStat {
-    ppid: i32,
-    pgrp: i32,
-    start: u64,
-    zombie: bool,
-}
-
-fn proc_stat(pid: i32) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(ProcStat {
-        zombie: *f.first()? == "Z",
-        ppid: f.get(1)?.parse().ok()?,
-        pgrp: f.get(2)?.parse().ok()?,
-        start: f.get(19)?.parse().ok()?,
-    })
-}
-
 /// Add to `seen` every live process descended from `root` or from a process already seen.
 fn descendants(root: i32, seen: &mut BTreeMap<i32, u64>) {
-    let procs: Vec<(i32, i32, u64)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|p| proc_stat(p).map(|st| (p, st.ppid, st.start)))
-        .collect();
+    let procs = processes();
     loop {
         let before = seen.len();
-        for (p, pp, st) in &procs {
-            if (*pp == root || seen.contains_key(pp)) && !seen.contains_key(p) {
-                seen.insert(*p, *st);
+        for (p, st) in &procs {
+            if (st.ppid == root || seen.contains_key(&st.ppid)) && !seen.contains_key(p) {
+                seen.insert(*p, st.start);
             }
         }
         if seen.len() == before {

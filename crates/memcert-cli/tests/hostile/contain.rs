@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{self, root};
+use crate::processes_with;
 use memcert::contain::Policy;
 use memcert::suite::verdict::Verdict;
 use memcert::target::stdio::Stdio;
@@ -61,24 +62,6 @@ fn complete(report: &Value) -> bool {
     );
     eprintln!("note: containment is partial here, contained checks skipped: {missing:?}");
     false
-}
-
-/// PIDs of live processes whose command line holds `marker`.
-fn alive(marker: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|p| {
-            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmd).contains(marker)
-        })
-        .collect()
 }
 
 /// A fresh folder with mode `mode` (not masked), living as long as the guard.
@@ -183,7 +166,7 @@ fn credential_run(extra: &[&str]) -> (Output, Value, tempfile::TempDir, tempfile
         dir.path(),
     );
     assert!(
-        alive(&script.to_string_lossy()).is_empty(),
+        processes_with(&script.to_string_lossy()).is_empty(),
         "a handler process is left"
     );
     (out, report, user, home)
@@ -316,7 +299,7 @@ fn setsid_child_dies_with_the_run_and_never_touches_a_report() {
     std::thread::sleep(Duration::from_millis(1500));
     let marker = script.to_string_lossy();
     assert!(
-        alive(&marker).is_empty(),
+        processes_with(&marker).is_empty(),
         "the setsid child {child} outlived the run"
     );
     for (p, before) in [&junit, &md, &dir.path().join("report.json")]
@@ -360,13 +343,8 @@ fn subreaper_fallback_kills_a_setsid_child() {
     };
     target.shutdown();
     drop(target);
-    let gone = |p: i32| {
-        std::fs::read_to_string(format!("/proc/{p}/stat")).map_or(true, |s| {
-            s.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-    };
-    assert!(gone(child), "the setsid child {child} is still running");
+    let gone = memcert::contain::proc_stat(child).is_none_or(|s| s.zombie);
+    assert!(gone, "the setsid child {child} is still running");
 }
 
 /// The pinned Node SDK handler starts and answers under the default limits (address space

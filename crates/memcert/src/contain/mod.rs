@@ -54,6 +54,7 @@ mod tree;
 
 pub use policy::{Containment, Limits, Policy};
 pub use spawn::Running;
+pub use tree::{proc_stat, processes, ProcStat};
 
 use std::io;
 use std::path::{Path, PathBuf};

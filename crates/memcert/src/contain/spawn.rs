@@ -737,7 +737,7 @@ impl Running {
     }
 
     fn new(child: Child, inner: Option<i32>, by_hand: bool) -> Running {
-        let start = super::tree::stat(child.id() as i32).map_or(0, |s| s.start);
+        let start = super::tree::proc_stat(child.id() as i32).map_or(0, |s| s.start);
         Running {
             child,
             inner,

@@ -5,21 +5,41 @@
 
 use std::collections::BTreeSet;
 
-/// A process as `/proc/<pid>/stat` shows it.
-pub(super) struct Stat {
-    pub(super) ppid: i32,
-    pub(super) start: u64,
+/// A process as `/proc/<pid>/stat` shows it (fields 4, 5, 22 and 3 of proc(5)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcStat {
+    /// Its parent's PID.
+    pub ppid: i32,
+    /// Its process group.
+    pub pgrp: i32,
+    /// When it started, in clock ticks after boot: with the PID, a process's identity.
+    pub start: u64,
+    /// Whether it is a zombie (ended, not yet reaped).
+    pub zombie: bool,
 }
 
-/// `/proc/<pid>/stat` of `pid`.
-pub(super) fn stat(pid: i32) -> Option<Stat> {
+/// `/proc/<pid>/stat` of `pid`; `None` when it is gone or unreadable.
+pub fn proc_stat(pid: i32) -> Option<ProcStat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(Stat {
+    Some(ProcStat {
+        zombie: *f.first()? == "Z",
         ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
         start: f.get(19)?.parse().ok()?,
     })
+}
+
+/// Every process `/proc` lists now, with its [`ProcStat`].
+pub fn processes() -> Vec<(i32, ProcStat)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|p| proc_stat(p).map(|s| (p, s)))
+        .collect()
 }
 
 /// Kill every process descended from `root`, and every child of memcert started since `start`
@@ -28,13 +48,7 @@ pub(super) fn stat(pid: i32) -> Option<Stat> {
 pub(super) fn kill_descendants(root: i32, start: u64) {
     let me = std::process::id() as i32;
     for _ in 0..20 {
-        let procs: Vec<(i32, Stat)> = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter_map(|p| stat(p).map(|s| (p, s)))
-            .collect();
+        let procs = processes();
         let mut tree: BTreeSet<i32> = procs
             .iter()
             .filter(|(p, s)| s.ppid == me && *p != root && s.start >= start)
