@@ -4,6 +4,18 @@
 
 use std::process::{Command, Output};
 
+/// The binary's two jobs that need no repository, checked on one copy of the binary by one
+/// test. Two tests each copying the binary raced: a test that forked while the other still held
+/// its copy's write descriptor handed that descriptor to its child, and exec of the copy then
+/// failed with ETXTBSY ("Text file busy"), as it did once in CI.
+#[test]
+fn a_lone_binary_explains_and_lists_cases() {
+    let (dir, bin) = lone_binary();
+    explain_works_without_the_repository(&bin);
+    cases_jsonl_gives_each_case_its_citations_and_definition(&bin);
+    drop(dir);
+}
+
 fn lone_binary() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("memcert");
@@ -24,13 +36,10 @@ fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
-#[test]
-fn explain_works_without_the_repository() {
-    let (dir, bin) = lone_binary();
+fn explain_works_without_the_repository(bin: &std::path::Path) {
     let empty = tempfile::tempdir().unwrap();
-    let _ = &dir;
 
-    let bug = run(&bin, empty.path(), &["explain", "bug:B10"]);
+    let bug = run(bin, empty.path(), &["explain", "bug:B10"]);
     assert!(bug.status.success());
     let text = stdout(&bug);
     let mut lines = text.lines();
@@ -44,11 +53,11 @@ fn explain_works_without_the_repository() {
         Some("## `bug:B10` — intermediate symlinked directory (and a symlinked store root)")
     );
     assert_eq!(
-        stdout(&run(&bin, empty.path(), &["explain", "bug:B10"])),
+        stdout(&run(bin, empty.path(), &["explain", "bug:B10"])),
         text
     );
 
-    let row = stdout(&run(&bin, empty.path(), &["explain", "spec:3/S-4"]));
+    let row = stdout(&run(bin, empty.path(), &["explain", "spec:3/S-4"]));
     assert!(
         row.starts_with("spec:3/S-4  (docs/spec/memory-tool.md:"),
         "{row}"
@@ -58,11 +67,7 @@ fn explain_works_without_the_repository() {
         "{row}"
     );
 
-    let case = stdout(&run(
-        &bin,
-        empty.path(),
-        &["explain", "view/dir/empty-root"],
-    ));
+    let case = stdout(&run(bin, empty.path(), &["explain", "view/dir/empty-root"]));
     let want = "view/dir/empty-root\n  \
 requirement: view of an empty /memories MUST list the root itself under the documented header.\n  \
 level:       MUST\n  \
@@ -72,18 +77,18 @@ defined:     crates/memcert-cases/src/catalog/view.rs:";
         case.contains("\n  source:      spec:2.1/A1\n\nspec:2.1/A1  (docs/spec/memory-tool.md:")
     );
 
-    let near = run(&bin, empty.path(), &["explain", "bug:B1"]); // (not a citation)
+    let near = run(bin, empty.path(), &["explain", "bug:B1"]); // (not a citation)
     assert_eq!(near.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&near.stderr),
         "memcert: error: \"bug:B1\" names nothing; bug ids have two digits and a capital B: bug:B01\n" // (not a citation)
     );
     let long = "x".repeat(100_000);
-    let cut = run(&bin, empty.path(), &["explain", &long]);
+    let cut = run(bin, empty.path(), &["explain", &long]);
     assert_eq!(cut.status.code(), Some(2));
     assert!(cut.stderr.len() < 400, "{}", cut.stderr.len());
 
-    let none = run(&bin, empty.path(), &["explain", "view/nope"]);
+    let none = run(bin, empty.path(), &["explain", "view/nope"]);
     assert_eq!(none.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&none.stderr).lines().next().unwrap(),
@@ -91,12 +96,10 @@ defined:     crates/memcert-cases/src/catalog/view.rs:";
     );
 }
 
-#[test]
-fn cases_jsonl_gives_each_case_its_citations_and_definition() {
-    let (_dir, bin) = lone_binary();
+fn cases_jsonl_gives_each_case_its_citations_and_definition(bin: &std::path::Path) {
     let empty = tempfile::tempdir().unwrap();
     let out = run(
-        &bin,
+        bin,
         empty.path(),
         &[
             "cases",
@@ -118,7 +121,7 @@ be read or written (MUST, judged by the oracle).\",\"source\":[\"bug:B01\"],\
 \"defined\":\"crates/memcert-cases/src/payloads.toml:13\"}\n"
     );
     let all = stdout(&run(
-        &bin,
+        bin,
         empty.path(),
         &["cases", "--format", "jsonl", "--level", "full"],
     ));
