@@ -93,6 +93,27 @@ pub enum Fs {
         /// Virtual path.
         path: String,
     },
+    /// A character device node (`mknod(S_IFCHR)`, mode 0666) with this major and minor number,
+    /// e.g. `1:5`, a `/dev/zero`-like node whose reads never end: a handler that reads it
+    /// without a bound is `bug:B17`. A device can be planted only by a harness allowed to
+    /// `mknod` one, on a filesystem not mounted `nodev`: elsewhere the case is SKIPPED
+    /// ([`Case::plants_device`]).
+    CharDevice {
+        /// Virtual path.
+        path: String,
+        /// Major device number.
+        major: u32,
+        /// Minor device number.
+        minor: u32,
+    },
+    /// A sparse regular file of `len` bytes, all zero (`set_len` on a new file: no block
+    /// written), such as the 64 MiB file a handler must not read whole (`bug:B17`).
+    Sparse {
+        /// Virtual path.
+        path: String,
+        /// Length in bytes.
+        len: u64,
+    },
     /// Permission bits set on a path planted before (a file or directory, never a link), e.g.
     /// `0o000` or a read-only `0o500` directory. Permission bits do not bind a process running
     /// as root: a case holding one is SKIPPED when the harness's effective uid is 0
@@ -309,6 +330,15 @@ impl Case {
     /// The first segment of the id (`view`, `traversal`, ...), the case's category.
     pub fn category(&self) -> &str {
         self.id.split('/').next().unwrap_or("")
+    }
+
+    /// True when the case plants a character device ([`Fs::CharDevice`]), which the runner can
+    /// lay out only where `mknod` succeeds and the filesystem is not mounted `nodev`; elsewhere
+    /// the case is SKIPPED with that reason.
+    pub fn plants_device(&self) -> bool {
+        self.setup
+            .iter()
+            .any(|f| matches!(f, Fs::CharDevice { .. }))
     }
 
     /// True when the case plants permission bits ([`Fs::Mode`]), which only bind a process that

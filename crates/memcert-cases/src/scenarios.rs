@@ -11,7 +11,11 @@
 //!
 //! Older scenarios are written inline in their cases: links to the outside (absolute, relative,
 //! intermediate, dangling, looping), in-root links, hard links and FIFOs in `symlink/...`, and a
-//! directory swapped with a link while commands run in `race/...`.
+//! directory swapped with a link while commands run in `race/...`. The hazards every command
+//! meets (`hazard/<hazard>/<command>` in `catalog/hazard.rs`: a hard link to an outside canary
+//! ([`HARD_LINK`]), a FIFO ([`FIFO`]), a socket, a character device ([`CHAR_DEVICE`], planted only
+//! where `mknod` succeeds on a filesystem not mounted `nodev`) and a sparse file of 64 MiB
+//! ([`HUGE_FILE`])) are planted from the constants here.
 //!
 //! | scenario | planted | source |
 //! |---|---|---|
@@ -85,6 +89,21 @@ pub const MANY_DIR: &str = "/memories/many";
 pub const MANY_COUNT: usize = 5000;
 /// Permission bits of [`READ_ONLY_DIR`].
 pub const READ_ONLY_MODE: u32 = 0o500;
+
+/// The planted hard link of the `hazard/hardlink-outside/*` cases (to `outside/hard-source.txt`).
+pub const HARD_LINK: &str = "/memories/hard.txt";
+/// The planted FIFO of the `hazard/fifo/*` cases.
+pub const FIFO: &str = "/memories/pipe.md";
+/// The planted character device of the `hazard/char-device/*` cases.
+pub const CHAR_DEVICE: &str = "/memories/zero.md";
+/// Its device number, major and minor: 1:5, what `/dev/zero` is on Linux (reads never end, so
+/// an unbounded read shows).
+pub const CHAR_DEVICE_NUMBER: (u32, u32) = (1, 5);
+/// The planted sparse file of the `hazard/huge-file/*` cases.
+pub const HUGE_FILE: &str = "/memories/huge.md";
+/// Its length in bytes: 64 MiB, four times the 16 MiB a handler may read for one call
+/// (`bug:B17`), all zero and sparse (no block written).
+pub const HUGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The virtual path of the file at the bottom of the deep chain.
 pub fn deep_bottom() -> String {

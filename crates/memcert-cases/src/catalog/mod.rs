@@ -1,11 +1,12 @@
 //! The starter catalog: every command x outcome of the behaviour spec, the root under every
 //! spelling, traversal inputs from the bug classes (docs/spec/bugs.md), planted symlinks, FIFOs and hard links, the
-//! other planted scenarios of `attack::scenarios`, races, and malformed inputs. One file per first
-//! id segment.
+//! other planted scenarios of `attack::scenarios`, every command against every planted hazard
+//! (`hazard/...`), races, and malformed inputs. One file per first id segment.
 
 mod batch;
 mod create;
 mod delete;
+mod hazard;
 mod insert;
 mod malformed;
 mod path;
@@ -51,6 +52,7 @@ pub fn all() -> Vec<Case> {
     v.extend(traversal::cases());
     v.extend(symlink::cases());
     v.extend(scenario::cases());
+    v.extend(hazard::cases());
     v.extend(race::cases());
     v.extend(batch::cases());
     v.extend(malformed::cases());
@@ -133,6 +135,11 @@ impl B {
                 self.case.source.push(src.to_string());
             }
         }
+        self
+    }
+    /// Plant one setup item as it is.
+    pub(crate) fn plant(mut self, item: Fs) -> B {
+        self.case.setup.push(item);
         self
     }
     pub(crate) fn hard_link_outside(mut self, path: &str, name: &str) -> B {
@@ -291,6 +298,7 @@ mod tests {
             "traversal",
             "symlink",
             "scenario",
+            "hazard",
             "race",
             "batch",
             "malformed",

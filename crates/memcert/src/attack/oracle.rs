@@ -13,6 +13,12 @@
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
 //! - FAIL `reply-too-large` (`bug:B17`): the last reply was longer than the read cap
 //!   ([`Observation::reply_too_large`]); it was cut, so the rest of the case is not run either.
+//! - FAIL `hang` (`bug:B17`): no answer within the time limit on a case that plants a FIFO, a
+//!   device, a socket or a huge file ([`hazard_of`], [`Observation::timed_out`]), instead of
+//!   ERROR.
+//! - FAIL `unbounded-read` (`bug:B17`): a call read more than [`UNBOUNDED_READ_BYTES`]
+//!   ([`Observation::reads`]: the handler's `/proc/<pid>/io` read count, or the reply's length
+//!   for an in-process handler).
 //! - The step grades of `suite::verdict` and the other checks.
 
 use serde::Serialize;
@@ -71,6 +77,42 @@ pub struct Observation {
     /// (`--max-reply-bytes`, `target::TargetError::ReplyTooLarge`): more than this many bytes.
     /// It is judged FAIL (`reply-too-large`, `bug:B17`), not ERROR.
     pub reply_too_large: Option<usize>,
+    /// What each answered call read, in the order of `replies` (`None` where not measured, as
+    /// for all but the last answer of a batch, which carries the batch's count): more than
+    /// [`UNBOUNDED_READ_BYTES`] is FAIL (`unbounded-read`, `bug:B17`).
+    pub reads: Vec<Option<ReadCount>>,
+    /// The last entry of `replies` is a call that got no answer within the handler's time limit
+    /// (`target::TargetError::Timeout`): on a case that plants a FIFO, a device or a huge file
+    /// ([`hazard_of`]) it is FAIL (`hang`, `bug:B17`), not ERROR.
+    pub timed_out: bool,
+}
+
+/// What one call read, as the runner measured it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadCount {
+    /// Bytes.
+    pub bytes: u64,
+    /// True: the bytes the handler's processes read (`/proc/<pid>/io` `rchar`,
+    /// `Target::read_bytes`); false: the reply's length (an in-process handler).
+    pub by_process: bool,
+}
+
+/// Most bytes a handler may read for one call (16 MiB): more is an unbounded read (`bug:B17`).
+/// A 999,999-line file, the largest a view shows, is under 2 MiB.
+pub const UNBOUNDED_READ_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What a case plants that a handler can hang on or read without end, in words (`a FIFO`, `a
+/// character device`, `a huge file`, `a socket`), the first in setup order; `None` when it plants
+/// none.
+pub fn hazard_of(case: &Case) -> Option<&'static str> {
+    use crate::suite::Fs;
+    case.setup.iter().find_map(|f| match f {
+        Fs::Fifo { .. } | Fs::RootFifo => Some("a FIFO"),
+        Fs::CharDevice { .. } => Some("a character device"),
+        Fs::Sparse { .. } => Some("a huge file"),
+        Fs::Socket { .. } => Some("a socket"),
+        _ => None,
+    })
 }
 
 impl Observation {
@@ -147,6 +189,11 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
         match reply {
             Ok(r) => {
                 findings.extend(disclosures(i, r, obs));
+                if let Some(Some(read)) = obs.reads.get(i) {
+                    if read.bytes > UNBOUNDED_READ_BYTES {
+                        findings.push(unbounded_read(i, *read));
+                    }
+                }
                 if let Some(step) = case.steps.get(i) {
                     let g = grade_step(step, r, profile, case.level, strict);
                     if g.verdict != Verdict::Pass {
@@ -161,6 +208,19 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
             }
             Err(_) if i + 1 == obs.replies.len() && obs.reply_too_large.is_some() => {
                 findings.push(too_large(i, obs.reply_too_large.unwrap_or_default()));
+            }
+            Err(why)
+                if i + 1 == obs.replies.len() && obs.timed_out && hazard_of(case).is_some() =>
+            {
+                findings.push(Finding {
+                    verdict: Verdict::Fail,
+                    kind: HANG.into(),
+                    detail: format!(
+                        "step {}: hangs on {}: {why} (bug:B17)",
+                        i + 1,
+                        hazard_of(case).unwrap_or_default()
+                    ),
+                });
             }
             Err(why) => findings.push(Finding {
                 verdict: Verdict::Error,
@@ -211,6 +271,29 @@ fn too_large(i: usize, limit: usize) -> Finding {
         verdict: Verdict::Fail,
         kind: REPLY_TOO_LARGE.into(),
         detail: format!("step {}: unbounded reply: more than {limit} bytes", i + 1),
+    }
+}
+
+/// The finding kind of a call that read more than [`UNBOUNDED_READ_BYTES`].
+pub const UNBOUNDED_READ: &str = "unbounded-read";
+/// The finding kind of a call that got no answer on a planted FIFO, device or huge file.
+pub const HANG: &str = "hang";
+
+/// The FAIL finding for step `i`, which read `read` (`bug:B17`).
+fn unbounded_read(i: usize, read: ReadCount) -> Finding {
+    let what = if read.by_process {
+        "the handler read"
+    } else {
+        "the reply holds"
+    };
+    Finding {
+        verdict: Verdict::Fail,
+        kind: UNBOUNDED_READ.into(),
+        detail: format!(
+            "step {}: unbounded read: {what} {} bytes for one call, more than {UNBOUNDED_READ_BYTES} (bug:B17)",
+            i + 1,
+            read.bytes
+        ),
     }
 }
 

@@ -427,6 +427,19 @@ impl Sandbox {
                 // 108-byte sun_path limit on the sandbox path).
                 mknod_at(&d, &name, rustix::fs::FileType::Socket)
             }
+            Fs::CharDevice { path, major, minor } => {
+                let (d, name) = self.entry(path, true)?;
+                let dev = rustix::fs::makedev(*major, *minor);
+                let mode = rustix::fs::Mode::from_raw_mode(0o666);
+                rustix::fs::mknodat(&d, &name, rustix::fs::FileType::CharacterDevice, mode, dev)
+                    .map_err(io::Error::from)?;
+                // Readable and writable by the handler whatever its uid (the umask cut it).
+                scratch::chmod_nofollow(&d, &name, 0o666)
+            }
+            Fs::Sparse { path, len } => {
+                let (d, name) = self.entry(path, true)?;
+                open_write(&d, &name)?.set_len(*len)
+            }
             Fs::Mode { path, mode } => {
                 let (d, name) = self.entry(path, false)?;
                 scratch::chmod_nofollow(&d, &name, *mode & 0o777).map_err(|e| {

@@ -62,6 +62,16 @@ pub fn black_box_prelude(case: &Case) -> Result<Vec<Value>, String> {
             Fs::Socket { path } => {
                 return Err(format!("needs the socket {path} planted on disk (black-box mode)"))
             }
+            Fs::CharDevice { path, .. } => {
+                return Err(format!(
+                    "needs the character device {path} planted on disk (black-box mode)"
+                ))
+            }
+            Fs::Sparse { path, len } => {
+                return Err(format!(
+                    "needs the sparse file {path} of {len} bytes planted on disk (black-box mode)"
+                ))
+            }
             Fs::Mode { path, .. } => {
                 return Err(format!(
                     "needs permission bits set on {path} on disk (black-box mode)"

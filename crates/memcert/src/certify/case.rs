@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::race::Swapper;
 use super::snapshots::listed_unchecked;
 use super::{black_box_prelude, record, CaseRecord, Config, Snapshots};
-use crate::attack::oracle::Observation;
-use crate::attack::sandbox::{tree_of, Sandbox, Tree};
+use crate::attack::oracle::{Observation, ReadCount};
+use crate::attack::sandbox::{default_parent, tree_of, Sandbox, Tree};
 use crate::scratch::Scratch;
 use crate::suite::Case;
 use crate::target::Target;
@@ -24,6 +24,39 @@ pub fn skip_reason(case: &Case) -> Option<String> {
         "the harness runs as root (effective uid 0), where permission bits do not bind; run it as \
          another user to test this"
             .to_owned()
+    })
+}
+
+/// Why a case that plants a character device ([`Case::plants_device`]) cannot run with its
+/// sandbox made in `parent`, or `None` when it can: the filesystem there is mounted `nodev`
+/// (`statvfs` `ST_NODEV`), where a device node can be made but not opened, so the case would
+/// prove nothing. A `mknod` the kernel refuses (no `CAP_MKNOD`) is found when the sandbox is
+/// laid out, and SKIPs the case too ([`run_case`]).
+pub fn device_skip_reason(case: &Case, parent: &std::path::Path) -> Option<String> {
+    if !case.plants_device() {
+        return None;
+    }
+    match rustix::fs::statvfs(parent) {
+        Ok(s) if s.f_flag.contains(rustix::fs::StatVfsMountFlags::NODEV) => Some(
+            "the filesystem of the case sandboxes is mounted nodev, where a planted device \
+             cannot be opened; set TMPDIR to a folder on a filesystem without nodev to run it"
+                .to_owned(),
+        ),
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "the filesystem of the case sandboxes could not be checked for nodev ({e})"
+        )),
+    }
+}
+
+/// The reason a device case is SKIPPED when laying out its sandbox failed with `e`: `mknod`
+/// refused (`EPERM`, the harness lacks `CAP_MKNOD`); `None` for any other failure (ERROR).
+fn mknod_refused(case: &Case, e: &std::io::Error) -> Option<String> {
+    (case.plants_device() && e.kind() == std::io::ErrorKind::PermissionDenied).then(|| {
+        format!(
+            "a character device could not be planted (mknod: {e}); run memcert as root (or \
+             with CAP_MKNOD) to test this"
+        )
     })
 }
 
@@ -111,8 +144,19 @@ fn run_prepared(
         obs.skipped = Some(why);
         return record(case, &[], obs, config, Vec::new(), started);
     }
+    let parent = target
+        .scratch()
+        .map_or_else(|| default_parent().to_path_buf(), |p| p.to_path_buf());
+    if let Some(why) = device_skip_reason(case, &parent) {
+        obs.skipped = Some(why);
+        return record(case, &[], obs, config, Vec::new(), started);
+    }
     let sandbox = match sandbox_for(target, setup) {
         Ok(s) => s,
+        Err(e) if mknod_refused(case, &e).is_some() => {
+            obs.skipped = mknod_refused(case, &e);
+            return record(case, &[], obs, config, Vec::new(), started);
+        }
         Err(e) => {
             obs.replies
                 .push(Err(format!("the sandbox could not be laid out: {e}")));
@@ -373,8 +417,13 @@ fn send_turn(
     obs: &mut Observation,
 ) -> bool {
     if turn.len() > 1 {
+        let before = target.read_bytes();
         return match target.call_batch(turn) {
             Ok(rs) => {
+                let total: u64 = rs.iter().map(|r| r.text().len() as u64).sum();
+                obs.reads.extend(vec![None; rs.len().saturating_sub(1)]);
+                obs.reads
+                    .push(Some(read_count(before, target.read_bytes(), total)));
                 if let Some(sandbox) = listings {
                     obs.listed
                         .extend(rs.iter().map(|r| listed_unchecked(sandbox, r)));
@@ -384,14 +433,19 @@ fn send_turn(
             }
             Err(e) => {
                 obs.reply_too_large = too_large(&e);
+                obs.timed_out = matches!(e, crate::target::TargetError::Timeout(_));
                 obs.replies.push(Err(explain(&e, target)));
                 false
             }
         };
     }
     for input in turn {
+        let before = target.read_bytes();
         match target.call(input) {
             Ok(r) => {
+                let len = r.text().len() as u64;
+                obs.reads
+                    .push(Some(read_count(before, target.read_bytes(), len)));
                 if let Some(sandbox) = listings {
                     obs.listed.push(listed_unchecked(sandbox, &r));
                 }
@@ -399,12 +453,28 @@ fn send_turn(
             }
             Err(e) => {
                 obs.reply_too_large = too_large(&e);
+                obs.timed_out = matches!(e, crate::target::TargetError::Timeout(_));
                 obs.replies.push(Err(explain(&e, target)));
                 return false;
             }
         }
     }
     true
+}
+
+/// What a call read: the growth of the handler's read count ([`Target::read_bytes`]) from
+/// `before` to `after` when both were measured, else `reply_len`, the reply's length.
+fn read_count(before: Option<u64>, after: Option<u64>, reply_len: u64) -> ReadCount {
+    match (before, after) {
+        (Some(b), Some(a)) => ReadCount {
+            bytes: a.saturating_sub(b),
+            by_process: true,
+        },
+        _ => ReadCount {
+            bytes: reply_len,
+            by_process: false,
+        },
+    }
 }
 
 /// Record the watched folders outside the sandbox in `obs`, before (`before`, one tree per

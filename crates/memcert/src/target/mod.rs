@@ -140,6 +140,15 @@ pub trait Target {
         Vec::new()
     }
 
+    /// How many bytes the handler's processes have read so far, when the target can tell: for a
+    /// handler process, the `rchar` counts of `/proc/<pid>/io` summed over it and the processes
+    /// it had started when it said hello (a wrapper, an interpreter). The runner reads it around
+    /// each call: a call that read more than 16 MiB is FAIL (`bug:B17`, unbounded read). `None`
+    /// (the default: in-process handlers) makes the runner measure the reply's length instead.
+    fn read_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// The last bytes the handler wrote to stderr (external handlers), for ERROR reasons.
     fn stderr_tail(&self) -> String {
         String::new()

@@ -81,6 +81,42 @@ pub struct Stdio {
     /// Ends every wait early (a signal, the run's deadline).
     run_stop: Stop,
     max_reply: usize,
+    /// The handler's processes (memcert's PID namespace) when it said hello: what
+    /// [`Target::read_bytes`] sums.
+    pids: Vec<i32>,
+}
+
+/// The `rchar` count (bytes read through `read(2)` and its kin) of `/proc/<pid>/io`; `None` when
+/// the process is gone or the file cannot be read. Reads at most 4 KiB.
+pub fn rchar(pid: i32) -> Option<u64> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(format!("/proc/{pid}/io"))
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("rchar:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// `root` and every process descended from it now (`crate::contain::processes`).
+fn tree_of_pids(root: i32) -> Vec<i32> {
+    let all = crate::contain::processes();
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i];
+        out.extend(
+            all.iter()
+                .filter(|(pid, s)| s.ppid == parent && !out.contains(pid))
+                .map(|(pid, _)| *pid)
+                .collect::<Vec<_>>(),
+        );
+        i += 1;
+    }
+    out
 }
 
 impl Stdio {
@@ -115,6 +151,7 @@ impl Stdio {
             max_reply: DEFAULT_MAX_REPLY_BYTES,
             cell: Cell::new().ok(),
             policy: Policy::default(),
+            pids: Vec::new(),
         }
     }
 
@@ -234,6 +271,11 @@ impl Stdio {
             .unwrap_or("unnamed handler")
             .to_owned();
         self.runtime = runtime_of(&answer);
+        self.pids = self
+            .proc
+            .as_ref()
+            .map(|p| tree_of_pids(p.running.child.id() as i32))
+            .unwrap_or_default();
         // v1.1: the optional ops the handler answers.
         self.batch = answer
             .get("ops")
@@ -293,6 +335,7 @@ impl Stdio {
     }
 
     fn stop(&mut self) {
+        self.pids.clear();
         if let Some(mut p) = self.proc.take() {
             p.running.kill();
         }
@@ -451,6 +494,13 @@ impl Target for Stdio {
 
     fn timeout(&self) -> Option<Duration> {
         Some(self.timeout)
+    }
+
+    /// The `rchar` counts of the handler's processes ([`rchar`]), summed; `None` before it
+    /// started, or when none of them can be read.
+    fn read_bytes(&self) -> Option<u64> {
+        let counts: Vec<u64> = self.pids.iter().filter_map(|p| rchar(*p)).collect();
+        (!counts.is_empty()).then(|| counts.iter().sum())
     }
 
     fn set_stop(&mut self, stop: &Stop) {

@@ -27,6 +27,7 @@ fn setup_dirs(case: &Case) -> BTreeSet<String> {
             Fs::File { path, .. } | Fs::Lines { path, .. } | Fs::Fifo { path } => (path, false),
             Fs::Symlink { path, .. } | Fs::HardLinkOutside { path, .. } => (path, false),
             Fs::Socket { path } | Fs::Mode { path, .. } => (path, false),
+            Fs::CharDevice { path, .. } | Fs::Sparse { path, .. } => (path, false),
             Fs::RawName { dir, .. } | Fs::ManyFiles { dir, .. } => (dir, true),
             Fs::DeepChain { path, depth } => {
                 for k in 1..=*depth {
