@@ -15,6 +15,8 @@
 mod common;
 use common::*;
 
+mod hazards;
+
 use std::collections::BTreeMap;
 use std::process::Command;
 
