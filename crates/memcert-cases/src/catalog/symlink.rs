@@ -161,14 +161,14 @@ pub(super) fn cases() -> Vec<Case> {
             .keeps("/memories/target.txt", TARGET, Verdict::NonStrict)
             .check("/memories/inner_link", Expected::Symlink, Verdict::NonStrict, "the link is not replaced by a file")
             .done(),
-        B::must("symlink/hardlink-outside/view", "A hard link to an outside file MUST NOT disclose its content.", &["spec:3/S-9"])
+        B::must("symlink/hardlink-outside/view", "A hard link to an outside file MUST NOT disclose its content.", &["spec:3/S-9", "bug:B15"])
             .hard_link_outside("/memories/hard.txt", "hard-source.txt")
             .send(json!({"command": "view", "path": "/memories/hard.txt"}), vec![
                 exact(Outcome::HardLink { path: "/memories/hard.txt".into() }),
                 refused(),
             ])
             .done(),
-        B::must("symlink/hardlink-outside/str_replace", "str_replace on a hard link to an outside file MUST NOT change the outside file.", &["spec:3/S-9"])
+        B::must("symlink/hardlink-outside/str_replace", "str_replace on a hard link to an outside file MUST NOT change the outside file.", &["spec:3/S-9", "bug:B15"])
             .hard_link_outside("/memories/hard.txt", "hard-source.txt")
             .send(json!({"command": "str_replace", "path": "/memories/hard.txt", "old_str": "SECRET", "new_str": "X"}), vec![
                 exact(Outcome::HardLink { path: "/memories/hard.txt".into() }),

@@ -18,7 +18,9 @@
 //!   ERROR.
 //! - FAIL `unbounded-read` (`bug:B17`): a call read more than [`UNBOUNDED_READ_BYTES`]
 //!   ([`Observation::reads`]: the handler's `/proc/<pid>/io` read count, or the reply's length
-//!   for an in-process handler).
+//!   for an in-process handler). A call given up on (no answer in time, an answer over the read
+//!   cap) after such a read gets this finding instead of `hang`, `reply-too-large` or ERROR: the
+//!   read is the cause, and it does not depend on how fast the handler was.
 //! - The step grades of `suite::verdict` and the other checks.
 
 use serde::Serialize;
@@ -77,9 +79,10 @@ pub struct Observation {
     /// (`--max-reply-bytes`, `target::TargetError::ReplyTooLarge`): more than this many bytes.
     /// It is judged FAIL (`reply-too-large`, `bug:B17`), not ERROR.
     pub reply_too_large: Option<usize>,
-    /// What each answered call read, in the order of `replies` (`None` where not measured, as
-    /// for all but the last answer of a batch, which carries the batch's count): more than
-    /// [`UNBOUNDED_READ_BYTES`] is FAIL (`unbounded-read`, `bug:B17`).
+    /// What each call read, one entry per entry of `replies` (`None` where not measured: all but
+    /// the last answer of a batch, which carries the batch's count, and a call without an answer
+    /// whose handler's read count is unknown): more than [`UNBOUNDED_READ_BYTES`] is FAIL
+    /// (`unbounded-read`, `bug:B17`).
     pub reads: Vec<Option<ReadCount>>,
     /// The last entry of `replies` is a call that got no answer within the handler's time limit
     /// (`target::TargetError::Timeout`): on a case that plants a FIFO, a device or a huge file
@@ -189,10 +192,8 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
         match reply {
             Ok(r) => {
                 findings.extend(disclosures(i, r, obs));
-                if let Some(Some(read)) = obs.reads.get(i) {
-                    if read.bytes > UNBOUNDED_READ_BYTES {
-                        findings.push(unbounded_read(i, *read));
-                    }
+                if let Some(read) = read_over(obs, i) {
+                    findings.push(unbounded_read(i, read));
                 }
                 if let Some(step) = case.steps.get(i) {
                     let g = grade_step(step, r, profile, case.level, strict);
@@ -205,6 +206,17 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                     }
                     steps.push(g);
                 }
+            }
+            // A call given up on (timeout, answer over the cap, exit) after it had read more
+            // than the bound: the read is the cause.
+            Err(_) if read_over(obs, i).is_some() => {
+                findings.push(unbounded_read(
+                    i,
+                    read_over(obs, i).unwrap_or(ReadCount {
+                        bytes: 0,
+                        by_process: true,
+                    }),
+                ));
             }
             Err(_) if i + 1 == obs.replies.len() && obs.reply_too_large.is_some() => {
                 findings.push(too_large(i, obs.reply_too_large.unwrap_or_default()));
@@ -278,6 +290,15 @@ fn too_large(i: usize, limit: usize) -> Finding {
 pub const UNBOUNDED_READ: &str = "unbounded-read";
 /// The finding kind of a call that got no answer on a planted FIFO, device or huge file.
 pub const HANG: &str = "hang";
+
+/// What step `i` read, when it was measured and more than [`UNBOUNDED_READ_BYTES`].
+fn read_over(obs: &Observation, i: usize) -> Option<ReadCount> {
+    obs.reads
+        .get(i)
+        .copied()
+        .flatten()
+        .filter(|r| r.bytes > UNBOUNDED_READ_BYTES)
+}
 
 /// The FAIL finding for step `i`, which read `read` (`bug:B17`).
 fn unbounded_read(i: usize, read: ReadCount) -> Finding {

@@ -432,6 +432,7 @@ fn send_turn(
                 true
             }
             Err(e) => {
+                obs.reads.push(measured(before, target.read_bytes()));
                 obs.reply_too_large = too_large(&e);
                 obs.timed_out = matches!(e, crate::target::TargetError::Timeout(_));
                 obs.replies.push(Err(explain(&e, target)));
@@ -452,6 +453,7 @@ fn send_turn(
                 obs.replies.push(Ok(r))
             }
             Err(e) => {
+                obs.reads.push(measured(before, target.read_bytes()));
                 obs.reply_too_large = too_large(&e);
                 obs.timed_out = matches!(e, crate::target::TargetError::Timeout(_));
                 obs.replies.push(Err(explain(&e, target)));
@@ -475,6 +477,15 @@ fn read_count(before: Option<u64>, after: Option<u64>, reply_len: u64) -> ReadCo
             by_process: false,
         },
     }
+}
+
+/// What a call that got no answer read, when the handler's read count was measured before and
+/// after it (`None` otherwise: there is no reply to measure).
+fn measured(before: Option<u64>, after: Option<u64>) -> Option<ReadCount> {
+    Some(ReadCount {
+        bytes: after?.saturating_sub(before?),
+        by_process: true,
+    })
 }
 
 /// Record the watched folders outside the sandbox in `obs`, before (`before`, one tree per

@@ -84,6 +84,9 @@ pub struct Stdio {
     /// The handler's processes (memcert's PID namespace) when it said hello: what
     /// [`Target::read_bytes`] sums.
     pids: Vec<i32>,
+    /// Their read count when a failed request stopped them (a timeout, an answer over the cap),
+    /// until the next start: what the call read before it was given up on.
+    read_at_stop: Option<u64>,
 }
 
 /// The `rchar` count (bytes read through `read(2)` and its kin) of `/proc/<pid>/io`; `None` when
@@ -152,6 +155,7 @@ impl Stdio {
             cell: Cell::new().ok(),
             policy: Policy::default(),
             pids: Vec::new(),
+            read_at_stop: None,
         }
     }
 
@@ -179,6 +183,13 @@ impl Stdio {
     pub fn max_reply_bytes(mut self, bytes: usize) -> Self {
         self.max_reply = bytes;
         self
+    }
+
+    /// The `rchar` counts of the processes in [`Stdio::pids`] now, summed; `None` when none can
+    /// be read.
+    fn read_now(&self) -> Option<u64> {
+        let counts: Vec<u64> = self.pids.iter().filter_map(|p| rchar(*p)).collect();
+        (!counts.is_empty()).then(|| counts.iter().sum())
     }
 
     /// Start the process and exchange hello; returns the handler's name.
@@ -271,6 +282,7 @@ impl Stdio {
             .unwrap_or("unnamed handler")
             .to_owned();
         self.runtime = runtime_of(&answer);
+        self.read_at_stop = None;
         self.pids = self
             .proc
             .as_ref()
@@ -344,6 +356,7 @@ impl Stdio {
     fn request(&mut self, msg: &Value, timeout: Duration) -> Result<Value, TargetError> {
         let result = self.exchange(msg, timeout);
         if result.is_err() {
+            self.read_at_stop = self.read_now();
             self.stop();
         }
         result
@@ -496,11 +509,14 @@ impl Target for Stdio {
         Some(self.timeout)
     }
 
-    /// The `rchar` counts of the handler's processes ([`rchar`]), summed; `None` before it
+    /// The `rchar` counts of the handler's processes ([`rchar`]), summed; once a failed
+    /// request stopped them, their count just before (until the next start); `None` before it
     /// started, or when none of them can be read.
     fn read_bytes(&self) -> Option<u64> {
-        let counts: Vec<u64> = self.pids.iter().filter_map(|p| rchar(*p)).collect();
-        (!counts.is_empty()).then(|| counts.iter().sum())
+        if self.proc.is_none() {
+            return self.read_at_stop;
+        }
+        self.read_now()
     }
 
     fn set_stop(&mut self, stop: &Stop) {
