@@ -72,10 +72,11 @@ fn standard_without_races() -> Vec<memcert::suite::Case> {
 /// `python anthropic.tools:BetaLocalFilesystemMemoryTool --profile python-sdk`.
 const PYTHON_SDK: &[Row] = &[
     (Unsafe, "escape", "bug:B10", 5),
+    (Unsafe, "escape", "bug:B15", 5),
     (Unsafe, "check", "bug:B14", 2),
-    (Unsafe, "escape", "spec:3/S-9", 2),
     (Unsafe, "host-path-disclosed", "bug:B07", 1),
     (Unsafe, "check", "spec:3/S-6", 1),
+    (Fail, "unbounded-read", "bug:B17", 3),
     (Fail, "reply", "spec:3/P-11", 2),
     (Fail, "check", "bug:B06", 1),
     (Fail, "reply", "bug:B10", 1),
@@ -112,7 +113,8 @@ const PYTHON_SDK: &[Row] = &[
 const TYPESCRIPT_SDK: &[Row] = &[
     (Unsafe, "host-path-disclosed", "bug:B07", 44),
     (Unsafe, "escape", "bug:B10", 5),
-    (Unsafe, "escape", "spec:3/S-9", 2),
+    (Unsafe, "escape", "bug:B15", 5),
+    (Fail, "unbounded-read", "bug:B17", 3),
     (Fail, "check", "spec:2.4/F14", 2),
     (Fail, "reply", "spec:3/P-11", 2),
     (Fail, "check", "bug:B06", 1),

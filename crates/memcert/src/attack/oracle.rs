@@ -699,6 +699,63 @@ mod tests {
         assert_eq!(j.findings[0].kind, "outside-read");
     }
 
+    // See: issue 12, "a case whose handler times out on a planted FIFO, device or huge file is
+    // FAIL (B17), not ERROR".
+    #[test]
+    fn a_timeout_on_a_planted_hazard_is_a_hang_elsewhere_an_error_and_a_big_read_is_the_cause() {
+        let timeout = || Observation {
+            replies: vec![Err("no answer within 10s".into())],
+            checked: vec![Some(Node::File(b"notes\n".to_vec()))],
+            timed_out: true,
+            ..Default::default()
+        };
+        let j = judge(&case("hazard/fifo/view"), &timeout(), Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Fail);
+        assert_eq!(j.findings[0].kind, HANG);
+        assert_eq!(
+            j.findings[0].detail,
+            "step 1: hangs on a FIFO: no answer within 10s (bug:B17)"
+        );
+        let j = judge(&case("view/missing"), &timeout(), Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Error);
+        // The read count taken before the handler was stopped: 64 MiB read, the read is the cause.
+        let obs = Observation {
+            reads: vec![Some(ReadCount {
+                bytes: 64 << 20,
+                by_process: true,
+            })],
+            ..timeout()
+        };
+        let j = judge(&case("hazard/huge-file/view"), &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Fail);
+        assert_eq!(j.findings.len(), 1, "{:?}", j.findings);
+        assert_eq!(
+            j.findings[0].detail,
+            "step 1: unbounded read: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)"
+        );
+    }
+
+    #[test]
+    fn a_reply_longer_than_16_mib_in_process_is_an_unbounded_read_and_16_mib_is_not() {
+        let c = case("hazard/huge-file/view");
+        for (bytes, verdict) in [
+            (UNBOUNDED_READ_BYTES, Verdict::Pass),
+            (UNBOUNDED_READ_BYTES + 1, Verdict::Fail),
+        ] {
+            let obs = Observation {
+                replies: vec![Ok(ToolResult::error("too large"))],
+                checked: vec![Some(Node::File(b"notes\n".to_vec()))],
+                reads: vec![Some(ReadCount {
+                    bytes,
+                    by_process: false,
+                })],
+                ..Default::default()
+            };
+            let j = judge(&c, &obs, Profile::Docs, false);
+            assert_eq!(j.verdict, verdict, "{bytes}: {:?}", j.findings);
+        }
+    }
+
     #[test]
     fn outside_changes_are_unsafe_and_named_relatively() {
         let c = case("traversal/dotdot/create-escape");
