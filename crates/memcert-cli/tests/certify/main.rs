@@ -485,14 +485,14 @@ fn binary_exit_codes_and_json_report() {
     assert_eq!(cases_xml.matches("<testcase ").count(), standard);
     assert_eq!(
         cases_xml.matches("<failure ").count(),
-        16,
-        "11 UNSAFE and 5 FAIL"
+        22,
+        "14 UNSAFE and 8 FAIL"
     );
     assert!(
         xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
     );
     let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
-    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 11 UNSAFE, 5 FAIL): `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
+    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 14 UNSAFE, 8 FAIL): `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
     assert!(
         md.contains("| UNSAFE | `symlink/inner-file/delete` |"),
         "{md}"
@@ -505,7 +505,7 @@ fn binary_exit_codes_and_json_report() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("verdict: NOT CERTIFIED (11 UNSAFE, 5 FAIL)"),
+        stdout.contains("verdict: NOT CERTIFIED (14 UNSAFE, 8 FAIL)"),
         "{stdout}"
     );
     let json: serde_json::Value =
@@ -1325,6 +1325,7 @@ fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("hazard/huge-file/str_replace", Fail),
         ("hazard/huge-file/insert", Fail),
         // bug:B10: a store root that is a link to the outside is followed, as by the Python SDK.
+        ("scenario/root-symlink/view", Unsafe),
         ("scenario/root-symlink/create", Unsafe),
         ("scenario/root-symlink/str_replace", Unsafe),
         ("scenario/root-symlink/delete", Unsafe),
@@ -1597,6 +1598,17 @@ fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
         "scenario/deep-chain/view-bottom",
         "scenario/deep-chain/delete",
         "scenario/many-entries/view",
+        // delete and rename of a planted hazard act on its name, answered in other words.
+        "hazard/hardlink-outside/delete",
+        "hazard/hardlink-outside/rename-from",
+        "hazard/fifo/delete",
+        "hazard/fifo/rename-from",
+        "hazard/socket/delete",
+        "hazard/socket/rename-from",
+        "hazard/char-device/delete",
+        "hazard/char-device/rename-from",
+        "hazard/huge-file/delete",
+        "hazard/huge-file/rename-from",
         "batch/create-edit-view",
         "batch/insert-three-at-top",
         "batch/create-twice",
