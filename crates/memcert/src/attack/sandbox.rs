@@ -31,7 +31,10 @@
 //! `memories/` in order, after the canaries. A [`Fs::RootSymlink`] replaces `memories/` itself
 //! with a link ([`Fs::RootFifo`], [`Fs::RootFile`]: with a FIFO, a regular file); the store is then empty (nothing of the outside is counted as in the store) and
 //! the root is not followed by any walk here. Permission bits ([`Fs::Mode`]) are given back
-//! (`u+rwx` on every folder) as the folder is removed.
+//! (`u+rwx` on every folder) as the folder is removed. A character device ([`Fs::CharDevice`])
+//! is made with `mknodat` (mode 0666), which needs `CAP_MKNOD`: without it the layout fails with
+//! `PermissionDenied` and the runner SKIPs the case; a sparse file ([`Fs::Sparse`]) is a new file
+//! given its length with `ftruncate`, no block written (the walks read at most 4 MiB of it).
 //!
 //! # Guarantees
 //! - The run folder and the alias are [`Scratch`] folders: fresh, private (0700), made in a
@@ -921,6 +924,40 @@ mod scenario_tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn a_device_and_a_sparse_file_plant_as_asked_and_a_refused_mknod_says_permission_denied() {
+        use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+        let setup = [
+            Fs::Sparse {
+                path: HUGE_FILE.into(),
+                len: HUGE_FILE_BYTES,
+            },
+            Fs::CharDevice {
+                path: CHAR_DEVICE.into(),
+                major: CHAR_DEVICE_NUMBER.0,
+                minor: CHAR_DEVICE_NUMBER.1,
+            },
+        ];
+        let sb = match Sandbox::create_unchecked(&setup) {
+            Ok(sb) => sb,
+            Err(e) => {
+                // Only a harness without CAP_MKNOD may fail, and then with PermissionDenied.
+                assert!(!rustix::process::geteuid().is_root(), "{e}");
+                assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}");
+                return;
+            }
+        };
+        let huge = std::fs::symlink_metadata(sb.host_unchecked(HUGE_FILE)).unwrap();
+        assert!(huge.is_file());
+        assert_eq!(huge.len(), HUGE_FILE_BYTES);
+        assert_eq!(huge.blocks(), 0, "sparse: no block written");
+        let dev = std::fs::symlink_metadata(sb.host_unchecked(CHAR_DEVICE)).unwrap();
+        assert!(dev.file_type().is_char_device());
+        assert_eq!(dev.rdev(), rustix::fs::makedev(1, 5));
+        assert_eq!(dev.mode() & 0o777, 0o666);
+        assert_eq!(sb.node_unchecked(CHAR_DEVICE), Some(Node::Other));
     }
 
     #[test]
