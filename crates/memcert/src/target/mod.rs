@@ -70,6 +70,14 @@ pub enum TargetError {
         /// The answer's first bytes (up to 200 characters), lossily decoded.
         head: String,
     },
+    /// The handler read more than `limit` bytes for one call (its `/proc/<pid>/io` read count,
+    /// [`Target::read_bytes`]) before it answered: memcert stopped waiting and stopped it. The
+    /// case is FAIL (`bug:B17`, unbounded read), not ERROR.
+    #[error("unbounded read: the handler read more than {limit} bytes for one call; the handler was stopped and will be restarted")]
+    UnboundedRead {
+        /// The bound, in bytes (16 MiB).
+        limit: u64,
+    },
     /// A line that is not a JSON answer.
     #[error("the handler answered with a line that is not protocol JSON: {0}")]
     BadJson(String),

@@ -15,6 +15,16 @@
 //! driven by `poll(2)` from the caller's thread (`stdio/wire.rs`), so no reader thread holds
 //! answers nobody asked for.
 //!
+//! # Reads (`bug:B17`)
+//! The handler's processes as they were when it said hello are kept by PID; their `rchar`
+//! counts (`/proc/<pid>/io`) summed are [`Target::read_bytes`], which the runner reads around each
+//! call. While an answer is awaited the count is looked at every [`crate::stop::POLL`]: once the
+//! call has read more than 16 MiB ([`crate::attack::oracle::UNBOUNDED_READ_BYTES`]) memcert stops
+//! waiting, stops the handler ([`TargetError::UnboundedRead`]) and restarts it at the next reset,
+//! so a handler reading a `/dev/zero` or a huge file costs a fraction of a second, not the time
+//! limit. The count just before a failed request stopped the handler stays readable until the
+//! next start.
+//!
 //! # Containment
 //! The process runs contained ([`crate::contain`]): in a [`Cell`] whose scratch root holds the
 //! case sandboxes and its decoy HOME, under the [`Policy`] given with [`Stdio::contained`] (by
@@ -104,6 +114,12 @@ pub fn rchar(pid: i32) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// The `rchar` counts of `pids` now ([`rchar`]), summed; `None` when none can be read.
+fn read_of(pids: &[i32]) -> Option<u64> {
+    let counts: Vec<u64> = pids.iter().filter_map(|p| rchar(*p)).collect();
+    (!counts.is_empty()).then(|| counts.iter().sum())
+}
+
 /// `root` and every process descended from it now (`crate::contain::processes`).
 fn tree_of_pids(root: i32) -> Vec<i32> {
     let all = crate::contain::processes();
@@ -188,8 +204,7 @@ impl Stdio {
     /// The `rchar` counts of the processes in [`Stdio::pids`] now, summed; `None` when none can
     /// be read.
     fn read_now(&self) -> Option<u64> {
-        let counts: Vec<u64> = self.pids.iter().filter_map(|p| rchar(*p)).collect();
-        (!counts.is_empty()).then(|| counts.iter().sum())
+        read_of(&self.pids)
     }
 
     /// Start the process and exchange hello; returns the handler's name.
@@ -372,7 +387,16 @@ impl Stdio {
         let mut line = serde_json::to_vec(msg).expect("requests serialise");
         line.push(b'\n');
         let deadline = Instant::now() + timeout;
-        let got = wire::exchange(
+        // A handler that has read more than a call may (bug:B17) is not waited for: its read
+        // count is looked at while the answer is awaited.
+        let pids = self.pids.clone();
+        let start = read_of(&pids);
+        let give_up = || {
+            start.zip(read_of(&pids)).is_some_and(|(a, b)| {
+                b.saturating_sub(a) > crate::attack::oracle::UNBOUNDED_READ_BYTES
+            })
+        };
+        let got = wire::exchange_watched(
             &mut p.stdin,
             &mut p.stdout,
             &mut p.pending,
@@ -380,6 +404,7 @@ impl Stdio {
             deadline,
             cap,
             &run_stop,
+            &give_up,
         )?;
         match got {
             wire::Got::Line(bytes) => {
@@ -394,6 +419,9 @@ impl Stdio {
                 head: cut(&String::from_utf8_lossy(&head)),
             }),
             wire::Got::Timeout => Err(TargetError::Timeout(timeout)),
+            wire::Got::GaveUp => Err(TargetError::UnboundedRead {
+                limit: crate::attack::oracle::UNBOUNDED_READ_BYTES,
+            }),
             wire::Got::Stopped(why) => Err(TargetError::Stopped(why)),
             wire::Got::WriteClosed => Err(exited(p, tail)),
             wire::Got::Closed => {

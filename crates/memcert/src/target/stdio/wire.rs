@@ -47,6 +47,8 @@ pub enum Got {
     Stopped(StopReason),
     /// The answer line passed the cap: its first [`HEAD`] bytes.
     TooLarge(Vec<u8>),
+    /// The `give_up` test of [`exchange_watched`] said to stop waiting.
+    GaveUp,
 }
 
 /// Put `fd` (a pipe end memcert holds) in non-blocking mode.
@@ -78,6 +80,40 @@ where
     W: Write + AsFd,
     R: Read + AsFd,
 {
+    exchange_watched(
+        input,
+        output,
+        pending,
+        request,
+        deadline,
+        cap,
+        stop,
+        &|| false,
+    )
+}
+
+/// [`exchange`], also asking `give_up` at most every [`crate::stop::POLL`] while it waits: once
+/// it says true, the exchange ends with [`Got::GaveUp`] (a handler that has read more than it
+/// may for one call is not waited for until the deadline).
+///
+/// # Errors
+/// As [`exchange`].
+#[allow(clippy::too_many_arguments)]
+pub fn exchange_watched<W, R>(
+    input: &mut W,
+    output: &mut R,
+    pending: &mut Vec<u8>,
+    request: &[u8],
+    deadline: Instant,
+    cap: usize,
+    stop: &Stop,
+    give_up: &dyn Fn() -> bool,
+) -> std::io::Result<Got>
+where
+    W: Write + AsFd,
+    R: Read + AsFd,
+{
+    let mut asked = Instant::now();
     let mut out = request;
     let mut chunk = vec![0u8; CHUNK];
     // `pending[..scanned]` holds no newline.
@@ -105,6 +141,12 @@ where
         };
         if let Some(why) = stop.reason() {
             return Ok(Got::Stopped(why));
+        }
+        if asked.elapsed() >= POLL {
+            asked = Instant::now();
+            if give_up() {
+                return Ok(Got::GaveUp);
+            }
         }
         let (write_ready, read_ready) = wait(
             input,
@@ -301,5 +343,32 @@ mod tests {
             extend_bounded(&mut buf, &[0; CHUNK], cap);
         }
         assert!(buf.capacity() <= cap + CHUNK, "{}", buf.capacity());
+    }
+
+    // See: issue 12 (a handler that read more than 16 MiB for one call is FAIL at once, not
+    // waited for until the deadline).
+    #[test]
+    fn a_wait_ends_when_give_up_says_so_and_not_before() {
+        let mut child = spawn("read l; sleep 30");
+        let mut pending = Vec::new();
+        let asked = std::cell::Cell::new(0);
+        let got = exchange_watched(
+            child.stdin.as_mut().unwrap(),
+            child.stdout.as_mut().unwrap(),
+            &mut pending,
+            b"x\n",
+            Instant::now() + Duration::from_secs(20),
+            1024,
+            &Stop::never(),
+            &|| {
+                asked.set(asked.get() + 1);
+                asked.get() == 3
+            },
+        )
+        .unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(got, Got::GaveUp);
+        assert_eq!(asked.get(), 3);
     }
 }
