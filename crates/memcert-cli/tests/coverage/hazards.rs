@@ -142,14 +142,15 @@ fn a_huge_file_read_whole_before_its_size_is_checked_is_an_unbounded_read() {
     );
     let f = findings(&run, "hazard/huge-file/view", "FAIL");
     assert_eq!(f.len(), 1, "{f:?}");
-    // The whole 64 MiB file, and a few bytes of the request line and the interpreter's own.
+    // More than the bound, at most the whole 64 MiB file and a few bytes of the request line
+    // and the interpreter's own (memcert stops waiting once the bound is passed).
     let bytes: u64 = f[0]
         .strip_prefix("FAIL unbounded-read: step 1: unbounded read: the handler read ")
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{f:?}"));
     assert!(
-        (64 << 20..(64 << 20) + (1 << 20)).contains(&bytes),
+        ((16 << 20) + 1..(64 << 20) + (1 << 20)).contains(&bytes),
         "{bytes}"
     );
 }
