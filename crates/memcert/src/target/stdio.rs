@@ -19,10 +19,10 @@
 //! The handler's processes as they were when it said hello are kept by PID; their `rchar`
 //! counts (`/proc/<pid>/io`) summed are [`Target::read_bytes`], which the runner reads around each
 //! call. While an answer is awaited the count is looked at every [`crate::stop::POLL`]: once the
-//! call has read more than 16 MiB ([`crate::attack::oracle::UNBOUNDED_READ_BYTES`]) memcert stops
-//! waiting, stops the handler ([`TargetError::UnboundedRead`]) and restarts it at the next reset,
-//! so a handler reading a `/dev/zero` or a huge file costs a fraction of a second, not the time
-//! limit. The count just before a failed request stopped the handler stays readable until the
+//! call has read more than 16 MiB ([`crate::attack::oracle::UNBOUNDED_READ_BYTES`]) and has waited
+//! [`READ_PATIENCE`], memcert stops waiting, stops the handler ([`TargetError::UnboundedRead`])
+//! and restarts it at the next reset, so a handler reading a `/dev/zero` or a huge file costs
+//! about a second, not the time limit. The count just before a failed request stopped the handler stays readable until the
 //! next start.
 //!
 //! # Containment
@@ -54,6 +54,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time limit for start-up and hello (interpreters import slowly).
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 const STDERR_TAIL: usize = 8 * 1024;
+/// How long a call that has read more than 16 MiB is still waited for before the handler is
+/// stopped (`TargetError::UnboundedRead`): a handler that reads a huge file and answers at once
+/// keeps running, one that reads a `/dev/zero` on and on is stopped within about this time.
+pub const READ_PATIENCE: Duration = Duration::from_secs(1);
 /// Default read cap on one answer line, in bytes (32 MiB; a 999,999-line file view is about
 /// 10 MiB).
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
@@ -387,14 +391,17 @@ impl Stdio {
         let mut line = serde_json::to_vec(msg).expect("requests serialise");
         line.push(b'\n');
         let deadline = Instant::now() + timeout;
-        // A handler that has read more than a call may (bug:B17) is not waited for: its read
-        // count is looked at while the answer is awaited.
+        // A handler that has read more than a call may (bug:B17) is not waited for past
+        // `READ_PATIENCE`: its read count is looked at while the answer is awaited. (One that
+        // answers sooner is not stopped, and so not restarted; the verdict is the same.)
         let pids = self.pids.clone();
         let start = read_of(&pids);
+        let patient_until = Instant::now() + READ_PATIENCE;
         let give_up = || {
-            start.zip(read_of(&pids)).is_some_and(|(a, b)| {
-                b.saturating_sub(a) > crate::attack::oracle::UNBOUNDED_READ_BYTES
-            })
+            Instant::now() >= patient_until
+                && start.zip(read_of(&pids)).is_some_and(|(a, b)| {
+                    b.saturating_sub(a) > crate::attack::oracle::UNBOUNDED_READ_BYTES
+                })
         };
         let got = wire::exchange_watched(
             &mut p.stdin,
