@@ -131,6 +131,12 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
         ("reply-too-large", _) => {
             "bound what one answer holds: refuse or page a file over a size limit (view_range), never read without a bound"
         }
+        ("unbounded-read", _) => {
+            "bound what one call reads: fstat first, refuse anything but a regular file and any file over a size limit, read at most that limit"
+        }
+        ("hang", _) => {
+            "never open a FIFO, socket or device for reading or writing: lstat first, open with O_NONBLOCK and fstat again"
+        }
         ("no-reply", _) => {
             "answer every command within --timeout; turn every exception into an error reply"
         }
