@@ -18,7 +18,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use memcert::certify::{self, Config};
 use memcert::contain::Policy;
-use memcert::report::{html, json, junit, markdown, FileReport};
+use memcert::report::{html, json, junit, markdown, sarif, FileReport};
 use memcert::select::{SelectError, Selection};
 use memcert::setup::handler::{self, HandlerError, HandlerSpec, Started};
 use memcert::stop::Stop;
@@ -443,6 +443,22 @@ pub struct ReportArgs {
     /// with the table per category, filters by verdict, and every case with its steps and diffs.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write SARIF 2.1.0 to this file, for code scanning: one result per cause (UNSAFE as
+    /// `error`, FAIL as `warning`), each pointing at the handler's file (see --sarif-location),
+    /// with fingerprints that stay stable across runs. ERROR causes are tool notifications.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// With --sarif: also report NON-STRICT causes, as `note` results.
+    #[arg(long, requires = "sarif")]
+    pub sarif_non_strict: bool,
+    /// With --sarif: the repository file every result points at (default: the handler's file,
+    /// from --python, --node, --stdio or --app), relative to $GITHUB_WORKSPACE when set, else
+    /// to the current folder.
+    #[arg(long, value_name = "FILE", requires = "sarif")]
+    pub sarif_location: Option<PathBuf>,
+    /// The URI --sarif results point at, resolved before the run ([`crate::anchor::anchor`]).
+    #[arg(skip)]
+    pub sarif_uri: Option<String>,
     /// In the HTML report, also link each cited rule to a hosted copy of the spec pages:
     /// `URL/docs/spec/PAGE.md?plain=1#LLINE` (an http(s) URL, for example a repository's blob
     /// URL at the tag you run). Without it the report links nothing outside itself; the rules'
@@ -482,12 +498,13 @@ type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
 
 impl ReportArgs {
     /// Each report: what it is called in errors, the file asked for, and how it is rendered.
-    fn table(&self) -> [(&'static str, &Option<PathBuf>, ReportRender); 4] {
+    fn table(&self) -> [(&'static str, &Option<PathBuf>, ReportRender); 5] {
         [
             ("JSON report", &self.report_json, json::render_file),
             ("JUnit report", &self.junit, junit::render),
             ("Markdown report", &self.markdown, markdown::render),
             ("HTML report", &self.html, html::render),
+            ("SARIF report", &self.sarif, json::render_file),
         ]
     }
 
@@ -510,13 +527,22 @@ impl ReportArgs {
         let mut files: Vec<FileReport> = self
             .table()
             .into_iter()
-            .filter(|(what, _, _)| *what != "HTML report")
+            .filter(|(what, _, _)| !matches!(*what, "HTML report" | "SARIF report"))
             .filter_map(|(_, path, render)| path.clone().map(|p| FileReport::new(p, render)))
             .collect();
         if let Some(path) = &self.html {
             let url = self.spec_url.clone();
             files.push(FileReport::new(path.clone(), move |s, c| {
                 html::render_with(s, c, url.as_deref())
+            }));
+        }
+        if let Some(path) = &self.sarif {
+            let opts = sarif::Options {
+                location: self.sarif_uri.clone().unwrap_or_default(),
+                non_strict: self.sarif_non_strict,
+            };
+            files.push(FileReport::new(path.clone(), move |s, c| {
+                sarif::render_with(s, c, &opts)
             }));
         }
         files

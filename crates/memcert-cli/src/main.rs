@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 use memcert::exit;
 
+mod anchor;
 mod args;
 mod cmd;
 mod interrupt;

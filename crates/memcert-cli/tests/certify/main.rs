@@ -427,6 +427,8 @@ fn raw_handlers_that_print_garbage_or_exit_are_error() {
 fn memcert(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_memcert"))
         .args(args)
+        // --sarif locations are relative to it when set; the tests expect the repository.
+        .env_remove("GITHUB_WORKSPACE")
         .current_dir(root())
         .output()
         .unwrap()
@@ -1804,4 +1806,117 @@ fn cold_careful_handlers_certify_with_their_exact_verdicts() {
             head.len()
         );
     }
+}
+
+/// `--sarif`: one result per FAIL or UNSAFE cause of the JSON report, each pointing at the
+/// handler's file as a repository-relative URI; a run whose flags name no repository file, or
+/// a `--sarif-location` outside the repository, is refused before it starts (exit 2).
+#[test]
+fn sarif_results_are_the_causes_and_point_at_the_handler_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sarif = dir.path().join("r.sarif");
+    let json = dir.path().join("r.json");
+    let py = python();
+    let out = memcert(&[
+        "certify",
+        "--python",
+        "fixtures/handlers/flawed/naive_join.py:NaiveJoinMemoryTool",
+        "--python-exe",
+        &py,
+        "--cases",
+        "traversal/dotdot/*",
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--report-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let want: Vec<(String, u64)> = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "UNSAFE" || c["verdict"] == "FAIL")
+        .map(|c| {
+            (
+                c["verdict"].as_str().unwrap().to_owned(),
+                c["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let got: Vec<(String, u64)> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let v = match r["level"].as_str().unwrap() {
+                "error" => "UNSAFE",
+                "warning" => "FAIL",
+                other => other,
+            };
+            (v.to_owned(), r["properties"]["count"].as_u64().unwrap())
+        })
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    for r in log["runs"][0]["results"].as_array().unwrap() {
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "fixtures/handlers/flawed/naive_join.py"
+        );
+    }
+
+    let none = memcert(&[
+        "certify",
+        "--cases",
+        "view/missing",
+        "--sarif",
+        sarif.to_str().unwrap(),
+    ]);
+    assert_eq!(none.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        stderr.starts_with("memcert: error: --sarif needs a file of the repository for its results to point at (code scanning rejects results without one), and the handler's flags name none inside "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("; give --sarif-location FILE\n"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    let elsewhere = memcert(&[
+        "certify",
+        "--cases",
+        "view/missing",
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--sarif-location",
+        outside.path().to_str().unwrap(),
+    ]);
+    assert_eq!(elsewhere.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&elsewhere.stderr)
+        .contains(" is not a file inside the repository "));
+
+    let anchored = memcert(&[
+        "certify",
+        "--cases",
+        "view/missing",
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--sarif-location",
+        "README.md",
+    ]);
+    assert_eq!(anchored.status.code(), Some(0));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        true
+    );
 }
