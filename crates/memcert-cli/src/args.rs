@@ -146,9 +146,12 @@ pub struct HandlerArgs {
     /// a string. A constructor without `base_path=` is then built with --python-init alone.
     #[arg(long, value_name = "MODULE:ATTR=VALUE", requires = "python")]
     pub python_set: Vec<String>,
-    /// Python interpreter for --python (it must have the `anthropic` package).
-    #[arg(long, value_name = "EXE", default_value = "python3")]
-    pub python_exe: String,
+    /// Python interpreter for --python (it must have the `anthropic` package and the
+    /// handler's dependencies). Default: `$VIRTUAL_ENV/bin/python` when a virtual environment
+    /// is active, else `$CONDA_PREFIX/bin/python` when a conda environment is, else `python3`
+    /// on the PATH; never the environment memcert itself was installed into (pipx, `uv tool`).
+    #[arg(long, value_name = "EXE")]
+    pub python_exe: Option<String>,
     /// A Node handler for the TypeScript SDK: `path/to/module.mjs:ExportName` (a class like
     /// BetaLocalFilesystemMemoryTool, built with its static init(baseDir)) or
     /// `module.mjs:makeHandler` (a factory given the base directory), or a package subpath such as
@@ -216,6 +219,14 @@ pub struct HandlerArgs {
 }
 
 impl HandlerArgs {
+    /// The interpreter of --python: --python-exe, else [`default_python`] of this process's
+    /// environment.
+    pub fn python_exe(&self) -> String {
+        self.python_exe.clone().unwrap_or_else(|| {
+            default_python(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+        })
+    }
+
     /// The handler these flags name: --python, else --node, else --stdio, else the built-in
     /// reference handler answering in `profile`'s wording.
     fn spec(&self, profile: Profile) -> HandlerSpec {
@@ -224,7 +235,7 @@ impl HandlerArgs {
                 spec: spec.clone(),
                 init: self.python_init.clone(),
                 set: self.python_set.clone(),
-                exe: self.python_exe.clone(),
+                exe: self.python_exe(),
             }
         } else if let Some(spec) = &self.node {
             HandlerSpec::Node {
@@ -605,4 +616,45 @@ pub fn seconds(flag: &str, value: f64) -> Result<Duration> {
         bail!("{flag} must be between 0.01 and 86400 seconds, got {value}");
     }
     Ok(Duration::from_secs_f64(value))
+}
+
+/// The default Python interpreter, from the environment `var` reads: `$VIRTUAL_ENV/bin/python`,
+/// else `$CONDA_PREFIX/bin/python`, else `python3` (looked up on the PATH when started).
+pub fn default_python(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> String {
+    ["VIRTUAL_ENV", "CONDA_PREFIX"]
+        .iter()
+        .find_map(|name| var(name))
+        .map(|prefix| {
+            PathBuf::from(prefix)
+                .join("bin/python")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_else(|| "python3".to_owned())
+}
+
+#[cfg(test)]
+mod python_tests {
+    use super::default_python;
+
+    #[test]
+    fn the_active_environment_comes_first() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(
+            default_python(env(&[("VIRTUAL_ENV", "/p/.venv"), ("CONDA_PREFIX", "/c")])),
+            "/p/.venv/bin/python"
+        );
+        assert_eq!(
+            default_python(env(&[("CONDA_PREFIX", "/c")])),
+            "/c/bin/python"
+        );
+        assert_eq!(default_python(env(&[])), "python3");
+    }
 }

@@ -1920,3 +1920,31 @@ fn sarif_results_are_the_causes_and_point_at_the_handler_file() {
         true
     );
 }
+
+/// Without --python-exe, the handler runs under the active virtual environment's interpreter
+/// (`$VIRTUAL_ENV/bin/python`), and the header names it.
+#[test]
+fn python_exe_defaults_to_the_active_virtual_environment() {
+    let py = std::path::PathBuf::from(python());
+    let venv = py.parent().unwrap().parent().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args([
+            "certify",
+            "--python",
+            "fixtures/handlers/cold/careful_fs.py:CarefulFsMemoryTool",
+            "--cases",
+            "view/missing",
+        ])
+        .current_dir(root())
+        .env("VIRTUAL_ENV", venv)
+        .env_remove("CONDA_PREFIX")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let want = format!(
+        "target:  fixtures/handlers/cold/careful_fs.py:CarefulFsMemoryTool (python adapter, {}, ",
+        venv.join("bin/python").display()
+    );
+    assert!(stdout.lines().any(|l| l.starts_with(&want)), "{stdout}");
+}
