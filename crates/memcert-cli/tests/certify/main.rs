@@ -1948,3 +1948,63 @@ fn python_exe_defaults_to_the_active_virtual_environment() {
     );
     assert!(stdout.lines().any(|l| l.starts_with(&want)), "{stdout}");
 }
+
+/// `memcert.toml` in the current folder gives flags; the command line's win; `--no-config`
+/// reads none; a key that is no flag is one line and exit 2.
+#[test]
+fn memcert_toml_gives_flags_and_the_command_line_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_memcert"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let cases_in = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    std::fs::write(
+        dir.path().join("memcert.toml"),
+        "[certify]\ncases = [\"view/missing\", \"delete/missing\"]\nreport-json = \"r.json\"\n",
+    )
+    .unwrap();
+    assert_eq!(run(&["certify"]).status.code(), Some(0));
+    assert_eq!(cases_in("r.json"), ["view/missing", "delete/missing"]);
+    assert_eq!(
+        run(&["certify", "--cases", "str_replace/missing-file"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(cases_in("r.json"), ["str_replace/missing-file"]);
+    assert_eq!(
+        run(&[
+            "certify",
+            "--no-config",
+            "--cases",
+            "view/missing",
+            "--report-json",
+            "n.json"
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(cases_in("n.json"), ["view/missing"]);
+
+    std::fs::write(dir.path().join("memcert.toml"), "[certify]\nbogus = 1\n").unwrap();
+    let bad = run(&["certify"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "memcert: error: memcert.toml: [certify] `bogus` is not a flag of memcert certify (memcert certify --help lists them)\n"
+    );
+}
