@@ -115,10 +115,10 @@ pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
             }
             out.extend(others.iter().flat_map(every_field));
             // Each check/use spelling at 4 of its (depth, field) combinations, as a traversal
-            // group.
+            // group, but with a step one longer, so that the field changes with the depth.
             for (k, group) in spelled.iter().enumerate() {
                 let combos = group.len() * fields;
-                let step = (combos / 4).max(1);
+                let step = combos / 4 + 1;
                 let mut picked: Vec<usize> = (0..4.min(combos))
                     .map(|j| (k * 13 + j * step) % combos)
                     .collect();
