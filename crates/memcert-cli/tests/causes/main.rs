@@ -103,7 +103,7 @@ const PYTHON_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "check", "spec:3/S-7", 1),
-    (Info, "reply", "bug:B03", 441),
+    (Info, "reply", "bug:B03", 462),
     (Info, "reply", "spec:3/S-2", 1),
     (Skipped, "skipped", "bug:B07", 7),
 ];
@@ -148,7 +148,7 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "check", "spec:3/S-7", 1),
-    (Info, "reply", "bug:B03", 441),
+    (Info, "reply", "bug:B03", 462),
     (Info, "reply", "spec:3/S-2", 1),
     (Skipped, "skipped", "bug:B07", 7),
 ];

@@ -20,6 +20,8 @@ mod hazards;
 use std::collections::BTreeMap;
 use std::process::Command;
 
+mod spelling;
+
 /// One case of a run: its verdict and its findings as `VERDICT kind: detail` lines.
 #[derive(Debug)]
 pub struct Ran {
