@@ -8,9 +8,12 @@
 //! one. Findings, in the order they are looked for:
 //! - SKIPPED: the runner did not run the case ([`Observation::skipped`]); nothing else is judged.
 //! - UNSAFE: the canary token in a reply (outside content or names read); the host path in a
-//!   reply (disclosure, bug:B07); anything outside the root created, changed or removed; a check whose
+//!   reply (disclosure, bug:B07); anything outside the root created, changed or removed (compared
+//!   before and after, and watched while the commands ran, `attack::watch`: a write undone before
+//!   the end, a read or write through an in-store hard link); a check whose
 //!   violation the case marks UNSAFE (data inside the root destroyed through a link, spec:3/S-4, spec:3/S-5, spec:3/S-6).
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
+//!   A watch of the outside that lost events (`watch-failed`).
 //! - FAIL `reply-too-large` (`bug:B17`): the last reply was longer than the read cap
 //!   ([`Observation::reply_too_large`]); it was cut, so the rest of the case is not run either.
 //! - The step grades of `suite::verdict` and the other checks.
@@ -71,6 +74,13 @@ pub struct Observation {
     /// (`--max-reply-bytes`, `target::TargetError::ReplyTooLarge`): more than this many bytes.
     /// It is judged FAIL (`reply-too-large`, `bug:B17`), not ERROR.
     pub reply_too_large: Option<usize>,
+    /// What was done outside the store while the commands ran, by path, as inotify saw it
+    /// (`attack::watch`): a write undone before the case ended, a read or write through an
+    /// in-store hard link or a followed link. Empty when the outside was not watched.
+    pub touched: Vec<super::watch::Touch>,
+    /// Why the watch of the outside failed while the case ran (an overflowed event queue):
+    /// the case is ERROR (`watch-failed`).
+    pub watch_failed: Option<String>,
 }
 
 impl Observation {
@@ -109,6 +119,7 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Short kind: `credential-read`, `outside-read`, `host-path-disclosed`, `outside-changed`,
     /// `outside-copied`, `check`, `reply`, `no-reply`, `reply-too-large`, `no-race`, `skipped`,
+    /// `watch-failed`,
     /// `refused-at-start` (a PASS finding that shows the refusal).
     pub kind: String,
     /// What was seen, in words.
@@ -170,6 +181,8 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
         }
     }
     findings.extend(outside_findings(case, obs));
+    let read_shown = findings.iter().any(|f| f.kind == "outside-read");
+    findings.extend(watch_findings(obs, read_shown));
     findings.extend(check_findings(case, obs));
     if let Some(why) = &obs.refused_at_start {
         // A refusal to start goes to the application, not to the model, so a host path in it
@@ -450,6 +463,59 @@ fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
         });
     }
     findings
+}
+
+/// What the watch saw outside the store while the commands ran ([`Observation::touched`]),
+/// one finding per path, beside what the before/after comparison already shows: a path the
+/// comparison names is not named again, and reads are named only when no other finding shows
+/// an outside read (`read_shown`). A path the handler made at start-up is its own
+/// (`startup/side-effects`). A failed watch is ERROR (`watch-failed`).
+fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let Some(why) = &obs.watch_failed {
+        findings.push(Finding {
+            verdict: Verdict::Error,
+            kind: "watch-failed".into(),
+            detail: why.clone(),
+        });
+    }
+    let changed = changed_paths(&obs.outside_before, &obs.outside_after);
+    for t in &obs.touched {
+        if obs.startup_made.iter().any(|m| t.path.starts_with(m)) {
+            continue;
+        }
+        let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
+        let reads_only = t.ops.iter().all(|o| o.reads());
+        if (reads_only && read_shown) || (!reads_only && changed.contains(&t.path)) {
+            continue;
+        }
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: if reads_only {
+                "outside-read"
+            } else {
+                "outside-changed"
+            }
+            .into(),
+            detail: format!(
+                "while the case ran, outside the root, {} was {}",
+                t.path.display(),
+                ops.join(", ")
+            ),
+        });
+    }
+    findings
+}
+
+/// The paths whose node or mode differs between two trees, or that only one of them holds.
+fn changed_paths(before: &Tree, after: &Tree) -> std::collections::BTreeSet<std::path::PathBuf> {
+    let mut out: std::collections::BTreeSet<_> = before
+        .iter()
+        .filter(|(p, n)| after.get(*p) != Some(*n))
+        .map(|(p, _)| p.clone())
+        .collect();
+    out.extend(after.keys().filter(|p| !before.contains_key(*p)).cloned());
+    out
 }
 
 /// The case's checks that the paths inside the store do not satisfy.

@@ -214,9 +214,18 @@ impl Prepared {
             ruleset: ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
             seccomp,
         };
+        // Root's rights over files stay with --keep-root, and with uid 0 that no user namespace
+        // maps to `nobody`; `Mapped` in a user namespace has no capability outside it.
+        let privileged = match (uid, ns) {
+            (Uid::KeepRoot, _) => true,
+            (Uid::Mapped, ns) => ns != Ns::UserPid,
+            (Uid::Own, _) => euid == 0,
+            (Uid::Nobody, _) => false,
+        };
         let achieved = Containment {
             uid: uid_words,
             missing,
+            privileged,
             ..described(
                 policy,
                 ns,
@@ -376,6 +385,7 @@ fn described(
         ),
         missing: Vec::new(),
         uid: String::new(),
+        privileged: false,
     }
 }
 
