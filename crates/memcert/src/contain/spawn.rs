@@ -214,18 +214,10 @@ impl Prepared {
             ruleset: ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
             seccomp,
         };
-        // Root's rights over files stay with --keep-root, and with uid 0 that no user namespace
-        // maps to `nobody`; `Mapped` in a user namespace has no capability outside it.
-        let privileged = match (uid, ns) {
-            (Uid::KeepRoot, _) => true,
-            (Uid::Mapped, ns) => ns != Ns::UserPid,
-            (Uid::Own, _) => euid == 0,
-            (Uid::Nobody, _) => false,
-        };
         let achieved = Containment {
             uid: uid_words,
             missing,
-            privileged,
+            privileged: privileged(uid, ns, euid),
             ..described(
                 policy,
                 ns,
@@ -386,6 +378,18 @@ fn described(
         missing: Vec::new(),
         uid: String::new(),
         privileged: false,
+    }
+}
+
+/// Whether a handler run with `uid` in `ns` keeps root's rights over files
+/// (`Containment::privileged`): with `--keep-root`, and as uid 0 that no user namespace maps to
+/// `nobody`; `Mapped` in a user namespace has no capability outside it.
+fn privileged(uid: Uid, ns: Ns, euid: u32) -> bool {
+    match uid {
+        Uid::KeepRoot => true,
+        Uid::Mapped => ns != Ns::UserPid,
+        Uid::Own => euid == 0,
+        Uid::Nobody => false,
     }
 }
 
