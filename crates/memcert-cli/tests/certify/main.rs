@@ -1589,18 +1589,15 @@ fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
     m
 }
 
-/// Verdicts by id, the permission cases apart (their verdict depends on the uid: checked to be
-/// SKIPPED or at worst NON-STRICT).
+/// Verdicts by id, the permission cases apart: their verdict depends on the uid the handler runs
+/// as, and a one-flaw handler may meet its flaw there too (`create_never_writes.py` reports a
+/// create in a read-only folder as done: FAIL).
 fn without_permission_cases(records: &[memcert::certify::CaseRecord]) -> BTreeMap<String, Verdict> {
-    let mut v = BTreeMap::new();
-    for r in records {
-        if PERMISSION_CASES.contains(&r.id.as_str()) {
-            assert!(r.verdict <= Verdict::NonStrict, "{}: {}", r.id, r.verdict);
-        } else {
-            v.insert(r.id.clone(), r.verdict);
-        }
-    }
-    v
+    records
+        .iter()
+        .filter(|r| !PERMISSION_CASES.contains(&r.id.as_str()))
+        .map(|r| (r.id.clone(), r.verdict))
+        .collect()
 }
 
 /// The hand-written catalog without the races.
