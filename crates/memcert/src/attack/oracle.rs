@@ -723,6 +723,77 @@ mod tests {
     }
 
     #[test]
+    fn what_the_watch_saw_is_unsafe_once_per_path_and_a_lost_watch_is_error() {
+        use crate::attack::watch::{Op, Touch};
+        let c = case("create/new-file");
+        let mut after = Tree::new();
+        after.insert(
+            PathBuf::from("base/left.txt"),
+            (Node::File(b"x".to_vec()), 0o600),
+        );
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::ok(
+                "File created successfully at: /memories/notes.txt",
+            ))],
+            checked: vec![Some(Node::File(b"Hello\nWorld\n".to_vec()))],
+            outside_after: after,
+            touched: vec![
+                Touch {
+                    path: PathBuf::from("base/.tmp"),
+                    ops: vec![Op::Created, Op::Written, Op::RenamedAway],
+                },
+                // Named by the before/after comparison already.
+                Touch {
+                    path: PathBuf::from("base/left.txt"),
+                    ops: vec![Op::Created],
+                },
+                Touch {
+                    path: PathBuf::from("base/outside/hard-source.txt"),
+                    ops: vec![Op::Read],
+                },
+            ],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        let found: Vec<(&str, &str)> = j
+            .findings
+            .iter()
+            .map(|f| (f.kind.as_str(), f.detail.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("outside-changed", "outside the root, base/left.txt was created"),
+                ("outside-changed", "while the case ran, outside the root, base/.tmp was created, written, renamed away"),
+                ("outside-read", "while the case ran, outside the root, base/outside/hard-source.txt was read"),
+            ]
+        );
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        let lost = Observation {
+            watch_failed: Some("the inotify queue overflowed".into()),
+            ..obs
+        };
+        let j = judge(&c, &lost, Profile::Docs, false);
+        let failed = j
+            .findings
+            .iter()
+            .find(|f| f.kind == "watch-failed")
+            .unwrap();
+        assert_eq!(failed.verdict, Verdict::Error);
+        assert_eq!(failed.detail, "the inotify queue overflowed");
+        let alone = Observation {
+            watch_failed: Some("the inotify queue overflowed".into()),
+            replies: lost.replies.clone(),
+            checked: lost.checked.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            judge(&c, &alone, Profile::Docs, false).verdict,
+            Verdict::Error
+        );
+    }
+
+    #[test]
     fn no_reply_is_error_and_skips_checks() {
         let c = case("create/new-file");
         let obs = Observation {
