@@ -62,6 +62,30 @@ pub struct Extra {
     pub source: String,
 }
 
+/// A spelling of the `..` component that is a literal name on POSIX and becomes `..` only after
+/// a step that trims, strips or rewrites it (the check/use gap of bug:B22 and bug:B24), or a
+/// separator a slugging store rewrites (bug:B08). Expanded like a traversal with one separator.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spelling {
+    /// Family name (`trim`, `ignorable`, `slug`), the payload's family.
+    pub family: String,
+    /// Kebab-case name within the family, used in ids.
+    pub name: String,
+    /// The spelling of the `..` component.
+    pub text: String,
+    /// The separator after each component; `/` when left out.
+    #[serde(default = "plain_slash")]
+    pub slash: String,
+    /// The bug id it comes from (`bug:B22`, docs/spec/bugs.md).
+    pub source: String,
+}
+
+/// The separator a [`Spelling`] uses when it names none.
+fn plain_slash() -> String {
+    "/".into()
+}
+
 /// The grammar's tables, as in `payloads.toml`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,6 +100,9 @@ pub struct Grammar {
     pub slash: Vec<Slash>,
     /// Payloads given as data.
     pub extra: Vec<Extra>,
+    /// Check/use spellings of `..` (families `trim`, `ignorable`, `slug`).
+    #[serde(default)]
+    pub spelling: Vec<Spelling>,
 }
 
 /// The built-in grammar.
@@ -87,17 +114,23 @@ pub fn grammar() -> &'static Grammar {
 /// One payload with its generation parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Payload {
-    /// Stable id: `traversal/<dot>/<slash>/depth-<d>` or `<family>/<id>`.
+    /// Stable id: `traversal/<dot>/<slash>/depth-<d>`, `<family>/<spelling>/depth-<d>` (a
+    /// check/use spelling) or `<family>/<id>`.
     pub id: String,
-    /// Family: `traversal`, `prefix`, `absolute`, `root-alias`, `control`, `windows`, `long`.
+    /// Family: `traversal`, `prefix`, `absolute`, `root-alias`, `control`, `windows`, `long`,
+    /// or a check/use spelling family `trim`, `ignorable`, `slug`.
     pub family: String,
+    /// Name of the check/use spelling of `..` within its family (`trailing-space`), for the
+    /// families `trim`, `ignorable` and `slug` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spelling: Option<String>,
     /// Name of the `..` spelling (traversal only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dot: Option<String>,
     /// Name of the separator spelling (traversal only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slash: Option<String>,
-    /// Depth (traversal only).
+    /// Depth (traversal and check/use spellings only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<u8>,
     /// The path; `{DOWN:d}` is filled in per sandbox ([`instantiate`]).
@@ -197,8 +230,7 @@ impl Field {
 const PLAIN_TRAVERSAL: &str = "bug:B01";
 
 /// Every payload, deduplicated by text, in a fixed order: traversal (dot, slash, depth), then
-/// the data families, then the long names.
-
+/// the data families, then the long names, then the check/use spellings (spelling, depth).
 pub fn corpus() -> Vec<Payload> {
     let g = grammar();
     let mut out = Vec::new();
@@ -226,6 +258,7 @@ pub fn corpus() -> Vec<Payload> {
                 out.push(Payload {
                     id: format!("traversal/{}/{}/depth-{depth}", dot.name, slash.name),
                     family: "traversal".into(),
+                    spelling: None,
                     dot: Some(dot.name.clone()),
                     slash: Some(slash.name.clone()),
                     depth: Some(depth),
@@ -242,6 +275,7 @@ pub fn corpus() -> Vec<Payload> {
             defined: format!("{TOML_PATH}:{}", record_line("extra", extra_no)),
             id: format!("{}/{}", e.family, e.id),
             family: e.family.clone(),
+            spelling: None,
             dot: None,
             slash: None,
             depth: None,
@@ -265,6 +299,7 @@ pub fn corpus() -> Vec<Payload> {
         out.push(Payload {
             id: format!("long/{id}"),
             family: "long".into(),
+            spelling: None,
             dot: None,
             slash: None,
             depth: None,
@@ -273,6 +308,29 @@ pub fn corpus() -> Vec<Payload> {
             source: vec!["bug:B07".into()],
             defined: concat!(file!(), ":", line!()).into(),
         });
+    }
+    for (no, sp) in g.spelling.iter().enumerate() {
+        let defined = format!("{TOML_PATH}:{}", record_line("spelling", no));
+        for &depth in &g.depths {
+            let mut text = String::from("/memories/");
+            for _ in 0..depth {
+                text.push_str(&sp.text);
+                text.push_str(&sp.slash);
+            }
+            text.push_str(&format!("{{DOWN:{depth}}}{}", g.target));
+            out.push(Payload {
+                id: format!("{}/{}/depth-{depth}", sp.family, sp.name),
+                family: sp.family.clone(),
+                spelling: Some(sp.name.clone()),
+                dot: None,
+                slash: None,
+                depth: Some(depth),
+                text,
+                real: false,
+                source: vec![sp.source.clone()],
+                defined: defined.clone(),
+            });
+        }
     }
     let mut seen = HashSet::new();
     out.retain(|p| seen.insert(p.text.clone()));

@@ -18,7 +18,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use memcert::certify::{self, Config};
 use memcert::contain::Policy;
-use memcert::report::{html, json, junit, markdown, FileReport};
+use memcert::report::{html, json, junit, markdown, sarif, FileReport};
 use memcert::select::{SelectError, Selection};
 use memcert::setup::handler::{self, HandlerError, HandlerSpec, Started};
 use memcert::stop::Stop;
@@ -146,9 +146,12 @@ pub struct HandlerArgs {
     /// a string. A constructor without `base_path=` is then built with --python-init alone.
     #[arg(long, value_name = "MODULE:ATTR=VALUE", requires = "python")]
     pub python_set: Vec<String>,
-    /// Python interpreter for --python (it must have the `anthropic` package).
-    #[arg(long, value_name = "EXE", default_value = "python3")]
-    pub python_exe: String,
+    /// Python interpreter for --python (it must have the `anthropic` package and the
+    /// handler's dependencies). Default: `$VIRTUAL_ENV/bin/python` when a virtual environment
+    /// is active, else `$CONDA_PREFIX/bin/python` when a conda environment is, else `python3`
+    /// on the PATH; never the environment memcert itself was installed into (pipx, `uv tool`).
+    #[arg(long, value_name = "EXE")]
+    pub python_exe: Option<String>,
     /// A Node handler for the TypeScript SDK: `path/to/module.mjs:ExportName` (a class like
     /// BetaLocalFilesystemMemoryTool, built with its static init(baseDir)) or
     /// `module.mjs:makeHandler` (a factory given the base directory), or a package subpath such as
@@ -216,6 +219,14 @@ pub struct HandlerArgs {
 }
 
 impl HandlerArgs {
+    /// The interpreter of --python: --python-exe, else [`default_python`] of this process's
+    /// environment.
+    pub fn python_exe(&self) -> String {
+        self.python_exe.clone().unwrap_or_else(|| {
+            default_python(|name| std::env::var_os(name).filter(|v| !v.is_empty()))
+        })
+    }
+
     /// The handler these flags name: --python, else --node, else --stdio, else the built-in
     /// reference handler answering in `profile`'s wording.
     fn spec(&self, profile: Profile) -> HandlerSpec {
@@ -224,7 +235,7 @@ impl HandlerArgs {
                 spec: spec.clone(),
                 init: self.python_init.clone(),
                 set: self.python_set.clone(),
-                exe: self.python_exe.clone(),
+                exe: self.python_exe(),
             }
         } else if let Some(spec) = &self.node {
             HandlerSpec::Node {
@@ -443,6 +454,22 @@ pub struct ReportArgs {
     /// with the table per category, filters by verdict, and every case with its steps and diffs.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write SARIF 2.1.0 to this file, for code scanning: one result per cause (UNSAFE as
+    /// `error`, FAIL as `warning`), each pointing at the handler's file (see --sarif-location),
+    /// with fingerprints that stay stable across runs. ERROR causes are tool notifications.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// With --sarif: also report NON-STRICT causes, as `note` results.
+    #[arg(long, requires = "sarif")]
+    pub sarif_non_strict: bool,
+    /// With --sarif: the repository file every result points at (default: the handler's file,
+    /// from --python, --node, --stdio or --app), relative to $GITHUB_WORKSPACE when set, else
+    /// to the current folder.
+    #[arg(long, value_name = "FILE", requires = "sarif")]
+    pub sarif_location: Option<PathBuf>,
+    /// The URI --sarif results point at, resolved before the run ([`crate::anchor::anchor`]).
+    #[arg(skip)]
+    pub sarif_uri: Option<String>,
     /// In the HTML report, also link each cited rule to a hosted copy of the spec pages:
     /// `URL/docs/spec/PAGE.md?plain=1#LLINE` (an http(s) URL, for example a repository's blob
     /// URL at the tag you run). Without it the report links nothing outside itself; the rules'
@@ -482,12 +509,13 @@ type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
 
 impl ReportArgs {
     /// Each report: what it is called in errors, the file asked for, and how it is rendered.
-    fn table(&self) -> [(&'static str, &Option<PathBuf>, ReportRender); 4] {
+    fn table(&self) -> [(&'static str, &Option<PathBuf>, ReportRender); 5] {
         [
             ("JSON report", &self.report_json, json::render_file),
             ("JUnit report", &self.junit, junit::render),
             ("Markdown report", &self.markdown, markdown::render),
             ("HTML report", &self.html, html::render),
+            ("SARIF report", &self.sarif, json::render_file),
         ]
     }
 
@@ -510,13 +538,22 @@ impl ReportArgs {
         let mut files: Vec<FileReport> = self
             .table()
             .into_iter()
-            .filter(|(what, _, _)| *what != "HTML report")
+            .filter(|(what, _, _)| !matches!(*what, "HTML report" | "SARIF report"))
             .filter_map(|(_, path, render)| path.clone().map(|p| FileReport::new(p, render)))
             .collect();
         if let Some(path) = &self.html {
             let url = self.spec_url.clone();
             files.push(FileReport::new(path.clone(), move |s, c| {
                 html::render_with(s, c, url.as_deref())
+            }));
+        }
+        if let Some(path) = &self.sarif {
+            let opts = sarif::Options {
+                location: self.sarif_uri.clone().unwrap_or_default(),
+                non_strict: self.sarif_non_strict,
+            };
+            files.push(FileReport::new(path.clone(), move |s, c| {
+                sarif::render_with(s, c, &opts)
             }));
         }
         files
@@ -579,4 +616,45 @@ pub fn seconds(flag: &str, value: f64) -> Result<Duration> {
         bail!("{flag} must be between 0.01 and 86400 seconds, got {value}");
     }
     Ok(Duration::from_secs_f64(value))
+}
+
+/// The default Python interpreter, from the environment `var` reads: `$VIRTUAL_ENV/bin/python`,
+/// else `$CONDA_PREFIX/bin/python`, else `python3` (looked up on the PATH when started).
+pub fn default_python(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> String {
+    ["VIRTUAL_ENV", "CONDA_PREFIX"]
+        .iter()
+        .find_map(|name| var(name))
+        .map(|prefix| {
+            PathBuf::from(prefix)
+                .join("bin/python")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_else(|| "python3".to_owned())
+}
+
+#[cfg(test)]
+mod python_tests {
+    use super::default_python;
+
+    #[test]
+    fn the_active_environment_comes_first() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(
+            default_python(env(&[("VIRTUAL_ENV", "/p/.venv"), ("CONDA_PREFIX", "/c")])),
+            "/p/.venv/bin/python"
+        );
+        assert_eq!(
+            default_python(env(&[("CONDA_PREFIX", "/c")])),
+            "/c/bin/python"
+        );
+        assert_eq!(default_python(env(&[])), "python3");
+    }
 }

@@ -5,12 +5,14 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use memcert::exit;
 
+mod anchor;
 mod args;
 mod cmd;
+mod config;
 mod interrupt;
 mod progress;
 mod reporting;
@@ -21,6 +23,14 @@ mod reporting;
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
+    /// Read flags from this TOML file (default: memcert.toml in the current folder, when there
+    /// is one): a table per subcommand (`[certify]`) whose keys are its long flags
+    /// (`python = "h.py:H"`, `exclude = ["race/*"]`, `strict = true`). The command line wins.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// Read no config file, not even memcert.toml in the current folder.
+    #[arg(long, global = true, conflicts_with = "config")]
+    no_config: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -78,19 +88,26 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv = match config::with_config(std::env::args_os().collect(), &Cli::command()) {
+        Ok(argv) => argv,
+        Err(e) => return fail(&e),
+    };
+    let cli = Cli::parse_from(argv);
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
-        Err(e) => {
-            // The error may quote a handler (a refused hello, its stderr): escaped, so no byte
-            // of it acts on the terminal; the newlines of a quoted stderr are kept.
-            reporting::say(&format!(
-                "error: {}",
-                memcert::report::escape::terminal_lines(&format!("{e:#}"))
-            ));
-            ExitCode::from(exit::ERROR as u8)
-        }
+        Err(e) => fail(&e),
     }
+}
+
+/// Say `e` on stderr and give exit 2. The error may quote a handler (a refused hello, its
+/// stderr): escaped, so no byte of it acts on the terminal; the newlines of a quoted stderr
+/// are kept.
+fn fail(e: &anyhow::Error) -> ExitCode {
+    reporting::say(&format!(
+        "error: {}",
+        memcert::report::escape::terminal_lines(&format!("{e:#}"))
+    ));
+    ExitCode::from(exit::ERROR as u8)
 }
 
 /// The subcommand's exit code (130 when a signal stopped the run), or the error that ends the

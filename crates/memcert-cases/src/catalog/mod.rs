@@ -3,6 +3,7 @@
 //! other planted scenarios of `attack::scenarios`, races, and malformed inputs. One file per first
 //! id segment.
 
+mod alias;
 mod batch;
 mod create;
 mod delete;
@@ -37,7 +38,7 @@ pub fn for_level(level: RunLevel) -> Vec<Case> {
 
 /// The hand-written cases, which every level runs, in id order within each file: every command x
 /// outcome, the root, paths, traversal inputs from the bug classes, planted links, planted scenarios
-/// (`attack::scenarios`), races, malformed inputs. The payload cases come from [`payload::cases`].
+/// (`attack::scenarios`), races, malformed inputs, aliasing twins. The payload cases come from [`payload::cases`].
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     v.extend(view::cases());
@@ -54,6 +55,7 @@ pub fn all() -> Vec<Case> {
     v.extend(race::cases());
     v.extend(batch::cases());
     v.extend(malformed::cases());
+    v.extend(alias::cases());
     v
 }
 
@@ -294,6 +296,7 @@ mod tests {
             "race",
             "batch",
             "malformed",
+            "alias",
         ];
         for c in &cases {
             assert!(seen.insert(c.id.clone()), "duplicate id {}", c.id);

@@ -14,6 +14,7 @@
 //!   `path/prefix/*` cases grade it).
 //! - A root alias in `view` (`/memories/a/..` and the like) may be listed as the root: PASS.
 //! - Every other spelling (encoded, look-alike, backslash, control, Windows names, root aliases,
+//!   the check/use spellings of families `trim`, `ignorable` and `slug`,
 //!   long names) is only dangerous after a decoding or normalising step: refusing it is PASS, a
 //!   success (taken as a literal name inside the store) is INFO, as bug:B19, bug:B20, bug:B21 allow.
 //! - `/memories/a.md` must keep its content (except for `rename.new_path`, whose success
@@ -32,11 +33,12 @@ use crate::{verdict::Verdict, Case, Expected, Level};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum RunLevel {
     /// A sample of every family: every `..` spelling twice and every separator spelling once
-    /// (depth and field rotating), every other payload once (field rotating). About 300 cases
-    /// in all.
+    /// (depth and field rotating), every other payload once (field rotating), every check/use
+    /// spelling once (depth and field rotating). About 300 cases in all.
     Quick,
-    /// The default: every (dot, separator) pair of the grammar at 4 of its 56 (depth, field)
-    /// combinations, every other payload in all 7 fields. About 2,000 cases in all.
+    /// The default: every (dot, separator) pair of the grammar and every check/use spelling at 4
+    /// of its 56 (depth, field) combinations, every other payload in all 7 fields. About 2,000
+    /// cases in all.
     #[default]
     Standard,
     /// Every payload in every field: the whole corpus (over 20,000 cases).
@@ -78,8 +80,14 @@ pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
     let fields = Field::ALL.len();
     // The corpus lists the traversal payloads by (dot, separator) spelling, depths in order,
     // then the other families.
+    let (spellings, rest): (Vec<Payload>, Vec<Payload>) =
+        corpus().into_iter().partition(|p| p.spelling.is_some());
     let (traversal, others): (Vec<Payload>, Vec<Payload>) =
-        corpus().into_iter().partition(|p| p.dot.is_some());
+        rest.into_iter().partition(|p| p.dot.is_some());
+    // The check/use spellings by spelling, depths in order: like a traversal group each.
+    let spelled: Vec<&[Payload]> = spellings
+        .chunk_by(|a, b| a.family == b.family && a.spelling == b.spelling)
+        .collect();
     let groups: Vec<&[Payload]> = traversal
         .chunk_by(|a, b| a.dot == b.dot && a.slash == b.slash)
         .collect();
@@ -90,6 +98,7 @@ pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
         RunLevel::Full => traversal
             .iter()
             .chain(&others)
+            .chain(&spellings)
             .flat_map(every_field)
             .collect(),
         RunLevel::Standard => {
@@ -105,6 +114,18 @@ pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
                 out.extend(picked.into_iter().map(|c| pair(group, c)));
             }
             out.extend(others.iter().flat_map(every_field));
+            // Each check/use spelling at 4 of its (depth, field) combinations, as a traversal
+            // group, but with a step one longer, so that the field changes with the depth.
+            for (k, group) in spelled.iter().enumerate() {
+                let combos = group.len() * fields;
+                let step = combos / 4 + 1;
+                let mut picked: Vec<usize> = (0..4.min(combos))
+                    .map(|j| (k * 13 + j * step) % combos)
+                    .collect();
+                picked.sort_unstable();
+                picked.dedup();
+                out.extend(picked.into_iter().map(|c| pair(group, c)));
+            }
             out
         }
         RunLevel::Quick => {
@@ -139,6 +160,13 @@ pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
                     .into_iter()
                     .enumerate()
                     .map(|(i, p)| (p, Field::ALL[i % fields])),
+            );
+            // Each check/use spelling once, depth and field rotating.
+            out.extend(
+                spelled
+                    .iter()
+                    .enumerate()
+                    .map(|(k, group)| pair(group, (k * 9) % (group.len() * fields))),
             );
             out
         }
@@ -234,9 +262,9 @@ mod tests {
         let n = |l| pairs(l).len();
         let corpus = corpus().len();
         assert_eq!(n(RunLevel::Full), corpus * 7);
-        assert_eq!(n(RunLevel::Full), 20_811);
-        assert_eq!(n(RunLevel::Standard), 1_675);
-        assert_eq!(n(RunLevel::Quick), 91);
+        assert_eq!(n(RunLevel::Full), 21_763);
+        assert_eq!(n(RunLevel::Standard), 1_743);
+        assert_eq!(n(RunLevel::Quick), 108);
     }
 
     #[test]
@@ -278,6 +306,13 @@ mod tests {
             let id = format!("{}/{}", e.family, e.id);
             assert!(quick.iter().any(|(p, _)| p.id == id), "{id}");
         }
+        for s in &g.spelling {
+            let n = quick
+                .iter()
+                .filter(|(p, _)| p.family == s.family && p.spelling.as_deref() == Some(&s.name))
+                .count();
+            assert_eq!(n, 1, "spelling {}/{}", s.family, s.name);
+        }
         let fields: HashSet<_> = quick.iter().map(|(_, f)| *f).collect();
         assert_eq!(fields.len(), 7);
         let depths: HashSet<_> = quick.iter().filter_map(|(p, _)| p.depth).collect();
@@ -294,8 +329,22 @@ mod tests {
             }
         }
         assert!(per_pair.values().all(|&n| n == 4), "{per_pair:?}");
-        let others = standard.iter().filter(|(p, _)| p.dot.is_none()).count();
+        let others = standard
+            .iter()
+            .filter(|(p, _)| p.dot.is_none() && p.spelling.is_none())
+            .count();
         assert_eq!(others % 7, 0);
+        let mut per_spelling: BTreeMap<String, usize> = BTreeMap::new();
+        for (p, _) in &standard {
+            if let Some(s) = &p.spelling {
+                *per_spelling.entry(format!("{}/{s}", p.family)).or_default() += 1;
+            }
+        }
+        assert_eq!(
+            per_spelling.len(),
+            crate::payloads::grammar().spelling.len()
+        );
+        assert!(per_spelling.values().all(|&n| n == 4), "{per_spelling:?}");
     }
 
     #[test]
@@ -337,5 +386,18 @@ mod tests {
         assert_eq!(encoded.steps[0].accept[1].verdict, Verdict::Info);
         assert!(encoded.checks.is_empty());
         assert_eq!(encoded.steps[0].input["old_path"], "/memories/a.md");
+        let trim = case(&get("trim/trailing-space/depth-2"), Field::ViewPath);
+        assert_eq!(trim.id, "payload/trim/trailing-space/depth-2/view.path");
+        assert_eq!(
+            trim.steps[0].input["path"],
+            "/memories/.. /.. /{DOWN:2}outside/canary.txt"
+        );
+        assert_eq!(trim.steps[0].accept[1].verdict, Verdict::Info);
+        assert_eq!(trim.source, ["bug:B22"]);
+        let slug = case(&get("slug/underscore-separator/depth-1"), Field::CreatePath);
+        assert_eq!(
+            slug.steps[0].input["path"],
+            "/memories/.._{DOWN:1}outside/pwned.txt"
+        );
     }
 }

@@ -72,8 +72,15 @@ pub struct CertifyArgs {
 
 /// `memcert certify`: check the flags and files, then run the catalog or, with --app, the app,
 /// until it ends or SIGINT, SIGTERM or --deadline stops it.
-pub fn run(args: CertifyArgs) -> Result<i32> {
+pub fn run(mut args: CertifyArgs) -> Result<i32> {
     args.scratch.apply();
+    if args.reports.sarif.is_some() {
+        args.reports.sarif_uri = Some(crate::anchor::anchor(
+            args.reports.sarif_location.as_deref(),
+            &args.handler,
+            &args.app,
+        )?);
+    }
     seconds("--timeout", args.handler.timeout)?;
     args.reports
         .check_writable(&[("wire log", args.wire_log.as_deref())])?;

@@ -9,10 +9,11 @@ use memcert::exit;
 /// The flags of `memcert payloads`.
 #[derive(clap::Args, Debug)]
 pub struct PayloadsArgs {
-    /// Only this family (traversal, prefix, absolute, root-alias, control, windows, long).
+    /// Only this family (traversal, prefix, absolute, root-alias, control, windows, long, and the
+    /// check/use spellings of `..`: trim, ignorable, slug).
     #[arg(long)]
     pub family: Option<String>,
-    /// Only traversal payloads of this depth (1-8).
+    /// Only traversal and check/use spelling payloads of this depth (1-8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub depth: Option<u8>,
     /// `text`: one path per line; `jsonl`: one JSON object per payload with its parameters.

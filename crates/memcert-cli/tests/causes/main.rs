@@ -103,7 +103,7 @@ const PYTHON_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "check", "spec:3/S-7", 1),
-    (Info, "reply", "bug:B03", 441),
+    (Info, "reply", "bug:B03", 462),
     (Info, "reply", "spec:3/S-2", 1),
 ];
 
@@ -146,7 +146,7 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "check", "spec:3/S-7", 1),
-    (Info, "reply", "bug:B03", 441),
+    (Info, "reply", "bug:B03", 462),
     (Info, "reply", "spec:3/S-2", 1),
 ];
 
@@ -503,7 +503,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "ReplaceAllMemoryTool",
         &[
             (Fail, "check", "spec:2.3/E3", 2),
-            (NonStrict, "reply", "spec:2.1/A1", 68),
+            (NonStrict, "reply", "spec:2.1/A1", 78),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "reply", "bug:B07", 1),
@@ -524,7 +524,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "OffByOneMemoryTool",
         &[
             (Fail, "check", "spec:2.4/F1", 4),
-            (NonStrict, "reply", "spec:2.1/A1", 64),
+            (NonStrict, "reply", "spec:2.1/A1", 74),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "check", "spec:2.4/F6b", 2),
@@ -546,7 +546,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "NeverWritesMemoryTool",
         &[
             (Fail, "check", "spec:2.2/B1", 5),
-            (NonStrict, "reply", "spec:2.1/A1", 63),
+            (NonStrict, "reply", "spec:2.1/A1", 73),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "reply", "bug:B07", 1),
@@ -569,7 +569,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "MissingOkMemoryTool",
         &[
             (Fail, "reply", "spec:2.1/C21", 5),
-            (NonStrict, "reply", "spec:2.1/A1", 64),
+            (NonStrict, "reply", "spec:2.1/A1", 74),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "reply", "bug:B07", 1),

@@ -183,6 +183,21 @@ fn reference_handler_refuses_or_confines_every_standard_payload_case() {
             expected.push(format!("payload/windows/{w}/{f}"));
         }
     }
+    // The check/use spellings of `..` (families trim, ignorable, slug: `.. `, `.\u{200b}.`,
+    // `.._`) are names like any other to a handler that trims and strips nothing: kept as
+    // literal names where a name is made; a tab is a control character, refused.
+    let spelled: Vec<String> = catalog::payload::pairs(RunLevel::Standard)
+        .into_iter()
+        .filter(|(p, f)| {
+            p.spelling.is_some()
+                && matches!(f, Field::CreatePath | Field::RenameNewPath)
+                && !p.text.contains('\t')
+        })
+        .map(|(p, f)| catalog::payload::case_id(&p, f))
+        .collect();
+    assert_eq!(spelled.len(), 18);
+    expected.extend(spelled);
+    expected.sort();
     assert_eq!(info_ids, expected);
 }
 
@@ -423,6 +438,8 @@ fn raw_handlers_that_print_garbage_or_exit_are_error() {
 fn memcert(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_memcert"))
         .args(args)
+        // --sarif locations are relative to it when set; the tests expect the repository.
+        .env_remove("GITHUB_WORKSPACE")
         .current_dir(root())
         .output()
         .unwrap()
@@ -511,7 +528,7 @@ fn binary_exit_codes_and_json_report() {
         .collect();
     assert_eq!(
         payload_non_pass(&all),
-        (python_sdk_payload_expected(), 436),
+        (python_sdk_payload_expected(), 457),
         "the payload cases of the standard level"
     );
     let verdicts: BTreeMap<&str, Verdict> = json["cases"]
@@ -620,13 +637,14 @@ fn html_report_is_one_offline_page() {
         assert!(!html.contains(external), "{external}");
     }
     let n = catalog::for_level(RunLevel::Quick).len() - races();
-    // One INFO: a Windows-only name kept as a literal name inside the store; the permission
-    // cases SKIPPED when run as root.
+    // Four INFO kept as literal names inside the store: a Windows-only name, and the check/use
+    // spellings ` ..`, `\u{200b}..` and `.\u{200c}.` where a name is made (quick picks them in
+    // create.path or rename.new_path); the permission cases SKIPPED when run as root.
     let skipped = skipped_here().len();
     assert!(html.contains(&format!(
-        "<tr class=\"total\"><th>total</th><td>{}</td><td>0</td><td>1</td><td>0</td><td>0</td>\
+        "<tr class=\"total\"><th>total</th><td>{}</td><td>0</td><td>4</td><td>0</td><td>0</td>\
 <td>0</td><td>{skipped}</td></tr>\n",
-        n - 1 - skipped
+        n - 4 - skipped
     )));
     assert_eq!(html.matches("<details class=\"case\" ").count(), n);
     // The Content-Security-Policy allows the page's one style sheet and one script by hash.
@@ -939,10 +957,10 @@ fn a_handler_with_a_store_of_its_own_runs_black_box() {
         .filter(|c| c["verdict"] == "SKIPPED")
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert_eq!(skipped.len(), 79);
-    // Links, FIFOs, races, the planted scenarios (sockets, modes, raw names, a replaced root, 5,000
-    // files), bytes that are not UTF-8, and the two root cases that name the empty folder they
-    // plant (`/memories/deep/..`).
+    assert_eq!(skipped.len(), 87);
+    // Links (the twin links of `alias/*/link-*` too), FIFOs, races, the planted scenarios
+    // (sockets, modes, raw names, a replaced root, 5,000 files), bytes that are not UTF-8, and the
+    // two root cases that name the empty folder they plant (`/memories/deep/..`).
     for id in &skipped {
         assert!(
             id.starts_with("symlink/")
@@ -950,6 +968,7 @@ fn a_handler_with_a_store_of_its_own_runs_black_box() {
                 || id.starts_with("scenario/")
                 || id.ends_with("/fifo")
                 || id.ends_with("/not-utf8")
+                || (id.starts_with("alias/") && id.contains("/link-"))
                 || ["root/delete/dotdot", "root/rename/onto-root"].contains(id),
             "{id}"
         );
@@ -1362,7 +1381,7 @@ fn typescript_sdk_payload_cases_at_the_standard_level() {
             expected.insert(format!("payload/{p}/{}", f.as_str()), Verdict::Unsafe);
         }
     }
-    assert_eq!(payload_non_pass(&v), (expected, 436));
+    assert_eq!(payload_non_pass(&v), (expected, 457));
 }
 
 #[test]
@@ -1583,6 +1602,17 @@ fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
         "malformed/view/view-range-strings",
         "malformed/insert/insert-line-string",
         "malformed/insert/insert-line-bool",
+        // Twins kept apart, each read back in other words.
+        "alias/case/name",
+        "alias/trailing-space/name",
+        "alias/trailing-space/folder",
+        "alias/nfc-nfd/name",
+        "alias/nfkc/fullwidth",
+        "alias/ignorable/zwsp",
+        "alias/ignorable/soft-hyphen",
+        "alias/slug/space",
+        "alias/slug/dot",
+        "alias/flatten/slash",
     ] {
         m.insert(id, NonStrict);
     }
@@ -1797,4 +1827,205 @@ fn cold_careful_handlers_certify_with_their_exact_verdicts() {
             head.len()
         );
     }
+}
+
+/// `--sarif`: one result per FAIL or UNSAFE cause of the JSON report, each pointing at the
+/// handler's file as a repository-relative URI; a run whose flags name no repository file, or
+/// a `--sarif-location` outside the repository, is refused before it starts (exit 2).
+#[test]
+fn sarif_results_are_the_causes_and_point_at_the_handler_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sarif = dir.path().join("r.sarif");
+    let json = dir.path().join("r.json");
+    let py = python();
+    let out = memcert(&[
+        "certify",
+        "--python",
+        "fixtures/handlers/flawed/naive_join.py:NaiveJoinMemoryTool",
+        "--python-exe",
+        &py,
+        "--cases",
+        "traversal/dotdot/*",
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--report-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let want: Vec<(String, u64)> = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "UNSAFE" || c["verdict"] == "FAIL")
+        .map(|c| {
+            (
+                c["verdict"].as_str().unwrap().to_owned(),
+                c["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let got: Vec<(String, u64)> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let v = match r["level"].as_str().unwrap() {
+                "error" => "UNSAFE",
+                "warning" => "FAIL",
+                other => other,
+            };
+            (v.to_owned(), r["properties"]["count"].as_u64().unwrap())
+        })
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    for r in log["runs"][0]["results"].as_array().unwrap() {
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "fixtures/handlers/flawed/naive_join.py"
+        );
+    }
+
+    let none = memcert(&[
+        "certify",
+        "--cases",
+        "view/missing",
+        "--sarif",
+        sarif.to_str().unwrap(),
+    ]);
+    assert_eq!(none.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        stderr.starts_with("memcert: error: --sarif needs a file of the repository for its results to point at (code scanning rejects results without one), and the handler's flags name none inside "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("; give --sarif-location FILE\n"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    let elsewhere = memcert(&[
+        "certify",
+        "--cases",
+        "view/missing",
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--sarif-location",
+        outside.path().to_str().unwrap(),
+    ]);
+    assert_eq!(elsewhere.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&elsewhere.stderr)
+        .contains(" is not a file inside the repository "));
+
+    let anchored = memcert(&[
+        "certify",
+        "--cases",
+        "view/missing",
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--sarif-location",
+        "README.md",
+    ]);
+    assert_eq!(anchored.status.code(), Some(0));
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+    assert_eq!(
+        log["runs"][0]["invocations"][0]["executionSuccessful"],
+        true
+    );
+}
+
+/// Without --python-exe, the handler runs under the active virtual environment's interpreter
+/// (`$VIRTUAL_ENV/bin/python`), and the header names it.
+#[test]
+fn python_exe_defaults_to_the_active_virtual_environment() {
+    let py = std::path::PathBuf::from(python());
+    let venv = py.parent().unwrap().parent().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args([
+            "certify",
+            "--python",
+            "fixtures/handlers/cold/careful_fs.py:CarefulFsMemoryTool",
+            "--cases",
+            "view/missing",
+        ])
+        .current_dir(root())
+        .env("VIRTUAL_ENV", venv)
+        .env_remove("CONDA_PREFIX")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let want = format!(
+        "target:  fixtures/handlers/cold/careful_fs.py:CarefulFsMemoryTool (python adapter, {}, ",
+        venv.join("bin/python").display()
+    );
+    assert!(stdout.lines().any(|l| l.starts_with(&want)), "{stdout}");
+}
+
+/// `memcert.toml` in the current folder gives flags; the command line's win; `--no-config`
+/// reads none; a key that is no flag is one line and exit 2.
+#[test]
+fn memcert_toml_gives_flags_and_the_command_line_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_memcert"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let cases_in = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    std::fs::write(
+        dir.path().join("memcert.toml"),
+        "[certify]\ncases = [\"view/missing\", \"delete/missing\"]\nreport-json = \"r.json\"\n",
+    )
+    .unwrap();
+    assert_eq!(run(&["certify"]).status.code(), Some(0));
+    assert_eq!(cases_in("r.json"), ["view/missing", "delete/missing"]);
+    assert_eq!(
+        run(&["certify", "--cases", "str_replace/missing-file"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(cases_in("r.json"), ["str_replace/missing-file"]);
+    assert_eq!(
+        run(&[
+            "certify",
+            "--no-config",
+            "--cases",
+            "view/missing",
+            "--report-json",
+            "n.json"
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(cases_in("n.json"), ["view/missing"]);
+
+    std::fs::write(dir.path().join("memcert.toml"), "[certify]\nbogus = 1\n").unwrap();
+    let bad = run(&["certify"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "memcert: error: memcert.toml: [certify] `bogus` is not a flag of memcert certify (memcert certify --help lists them)\n"
+    );
 }

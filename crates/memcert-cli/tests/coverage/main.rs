@@ -19,6 +19,8 @@ use common::*;
 use std::collections::BTreeMap;
 use std::process::Command;
 
+mod spelling;
+
 /// One case of a run: its verdict and its findings as `VERDICT kind: detail` lines.
 #[derive(Debug)]
 pub struct Ran {

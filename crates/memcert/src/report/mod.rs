@@ -7,6 +7,7 @@
 //! - [`json`]: one JSON file with the summary and one record per case (`--report-json`);
 //! - [`junit`]: JUnit XML that GitHub and GitLab render (`--junit`);
 //! - [`markdown`]: a summary that fits a CI job summary (`--markdown`);
+//! - [`sarif`]: SARIF 2.1.0 for code scanning, one result per cause (`--sarif`);
 //! - [`html`]: one self-contained page to read offline, with filters and diffs (`--html`);
 //! - [`snapshots`]: the snapshot files of `memcert snapshot` and `--update-baseline`;
 //! - [`escape`]: how each of them shows the characters of untrusted text that could act instead
@@ -20,6 +21,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod sarif;
 pub mod snapshots;
 pub mod terminal;
 

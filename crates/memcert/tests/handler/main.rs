@@ -412,5 +412,23 @@ fn every_payload_of_the_corpus_is_refused_or_confined_by_the_reference() {
     ] {
         want.insert(other.to_owned());
     }
+    // The check/use spellings of `..` (families trim, ignorable, slug: `.. `, `.\u{200b}.`,
+    // `.._`) are names to a grammar that trims and strips nothing: literal names wherever the
+    // rotation puts them in a field that makes a name (a tab is a control character, refused).
+    let spelled: Vec<String> = corpus()
+        .into_iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            p.spelling.is_some()
+                && !p.text.contains('\t')
+                && matches!(
+                    Field::ALL[i % Field::ALL.len()],
+                    Field::CreatePath | Field::RenameNewPath
+                )
+        })
+        .map(|(_, p)| p.id)
+        .collect();
+    assert_eq!(spelled.len(), 35);
+    want.extend(spelled);
     assert_eq!(literal, want);
 }
