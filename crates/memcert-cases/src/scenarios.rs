@@ -36,9 +36,11 @@
 //! # Non-guarantees
 //! - Linux only: sockets are made with `mknod(S_IFSOCK)`, names are bytes.
 //! - Permission bits do not bind a process running as root. The runner SKIPs the cases of
-//!   [`no_permission_file`], [`no_permission_dir`] and [`read_only_dir`] when its effective uid is
-//!   0 (`Case::needs_unprivileged`); a handler started under another uid than the harness's is
-//!   not noticed.
+//!   [`no_permission_file`], [`no_permission_dir`] and [`read_only_dir`]
+//!   (`Case::needs_unprivileged`) when the handler keeps root's rights: `--no-contain` or
+//!   `--keep-root` as root, or an in-process handler of a root memcert. A contained handler of a
+//!   root memcert runs as `nobody` (or as uid 0 mapped to it, without capabilities), and they run
+//!   (`certify::skip_reason_for`).
 
 use crate::{Fs, LinkTo};
 

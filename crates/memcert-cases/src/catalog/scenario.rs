@@ -3,8 +3,10 @@
 //! socket, files and folders without permissions, a name that is not UTF-8, a very deep chain, a
 //! very large folder, and the root itself replaced by a link.
 //!
-//! Permission cases (`no-permission/...`, `read-only-dir/...`) are SKIPPED when the harness runs
-//! as root, where permission bits do not bind (`certify::skip_reason`).
+//! Permission cases (`no-permission/...`, `read-only-dir/...`) are SKIPPED when the handler runs
+//! as root (`--no-contain` or an in-process handler of a root memcert), where permission bits do
+//! not bind (`certify::skip_reason_for`); a contained handler of a root memcert runs as `nobody`
+//! and they run.
 //!
 //! The replaced-root cases (`root-symlink/...`, `root-fifo/...`, `root-file/...`) expect every
 //! command refused. The reference refuses to open such a root at all (bug:B10); its in-process

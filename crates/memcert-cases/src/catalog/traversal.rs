@@ -1,6 +1,8 @@
 //! Traversal inputs from `docs/spec/bugs.md`, each aimed at a canary the sandbox plants
 //! (`outside/`, the sibling folders `memories_evil`, `memories_private`, `memories_backup`,
-//! `canary.txt` and `etc/passwd` one and two levels above the root).
+//! `.memories`, the base folder's siblings `<base>_backup` and `.<base>` (`{BASE}`, `{ROOT}`:
+//! the real folder names, filled in per sandbox), `canary.txt` and `etc/passwd` one and two
+//! levels above the root).
 //!
 //! A real `..` (or NUL) MUST be refused. An encoded, backslash or look-alike form MAY be taken
 //! as a literal name inside the store (INFO), as bug:B19, bug:B20, bug:B21 allow; any read or write that lands
@@ -95,6 +97,10 @@ pub(super) fn cases() -> Vec<Case> {
         t("dotdot/zip-slip", create("/memories/import/../../../x"), "/memories/import/../../../x", DotDotComponent, Refuse, &["bug:B18"]),
         t("dotdot/deep-create", create("/memories/a/b/../../../escape2.md"), "/memories/a/b/../../../escape2.md", DotDotComponent, Refuse, &["bug:B01"]),
         t("dotdot/view-canary-two-up", view("/memories/../../canary.txt"), "/memories/../../canary.txt", DotDotComponent, Refuse, &["bug:B01"]),
+        t("dotdot/view-base-sibling-backup", view("/memories/../../{BASE}_backup/secret.txt"), "", DotDotComponent, Refuse, &["bug:B04", "bug:B05"]),
+        t("dotdot/create-base-sibling", create("/memories/../../{BASE}_backup/x.md"), "", DotDotComponent, Refuse, &["bug:B04", "bug:B05"]),
+        t("dotdot/view-base-dot-sibling", view("/memories/../../.{BASE}/secret.txt"), "", DotDotComponent, Refuse, &["bug:B04"]),
+        t("dotdot/view-root-dot-sibling", view("/memories/../.{ROOT}/secret.txt"), "", DotDotComponent, Refuse, &["bug:B04"]),
         t("dotdot/view-outside-dir", view("/memories/../outside"), "/memories/../outside", DotDotComponent, Refuse, &["bug:B01", "bug:B11"]),
         t("deep/view-run-canary", view(&format!("/memories/{}{{RUN}}/canary.txt", "../".repeat(32))), "", DotDotComponent, Refuse, &["bug:B01", "bug:B03"]),
         t("deep/create-in-run", create(&format!("/memories/{}{{RUN}}/created.txt", "../".repeat(32))), "", DotDotComponent, Refuse, &["bug:B01", "bug:B03"]),

@@ -89,6 +89,7 @@ const PYTHON_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:2.1/C7", 2),
     (NonStrict, "reply", "bug:B01", 1),
     (NonStrict, "check", "bug:B07", 1),
+    (NonStrict, "reply", "bug:B07", 1),
     (NonStrict, "reply", "spec:2.1/C18", 1),
     (NonStrict, "reply", "spec:2.1/C30", 1),
     (NonStrict, "reply", "spec:2.1/C6", 1),
@@ -105,13 +106,12 @@ const PYTHON_SDK: &[Row] = &[
     (NonStrict, "check", "spec:3/S-7", 1),
     (Info, "reply", "bug:B03", 462),
     (Info, "reply", "spec:3/S-2", 1),
-    (Skipped, "skipped", "bug:B07", 7),
 ];
 
 /// `node @anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool --profile
 /// typescript-sdk`.
 const TYPESCRIPT_SDK: &[Row] = &[
-    (Unsafe, "host-path-disclosed", "bug:B07", 44),
+    (Unsafe, "host-path-disclosed", "bug:B07", 51),
     (Unsafe, "escape", "bug:B10", 5),
     (Unsafe, "escape", "bug:B15", 5),
     (Fail, "unbounded-read", "bug:B17", 3),
@@ -150,7 +150,6 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (NonStrict, "check", "spec:3/S-7", 1),
     (Info, "reply", "bug:B03", 462),
     (Info, "reply", "spec:3/S-2", 1),
-    (Skipped, "skipped", "bug:B07", 7),
 ];
 
 #[test]
@@ -362,10 +361,14 @@ fn one_cause_each(fixtures: &[(&str, &str, &[Row])], cases_of: impl Fn(&str) -> 
     for (fixture, class, want) in fixtures {
         let spec = format!("fixtures/handlers/flawed/{fixture}.py:{class}");
         let (_dir, mut t) = python_target(&spec, Duration::from_secs(20));
-        // Permission cases depend on the uid the tests run as.
+        // Permission cases depend on the uid the handler runs as (SKIPPED only when it is
+        // root), and meet each fixture's flaw under another rule: left out.
         let records: Vec<CaseRecord> = run_cases(&mut t, Profile::Docs, &cases_of(fixture))
             .into_iter()
-            .filter(|r| !r.id.starts_with("scenario/no-permission/"))
+            .filter(|r| {
+                !r.id.starts_with("scenario/no-permission/")
+                    && !r.id.starts_with("scenario/read-only-dir/")
+            })
             .collect();
         let worse = causes::causes(&records)
             .iter()
@@ -516,7 +519,6 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
             (NonStrict, "check", "spec:2.5/X15", 1),
             (NonStrict, "reply", "spec:3/P-6", 1),
             (Info, "reply", "bug:B03", 4),
-            (Skipped, "skipped", "bug:B07", 3),
         ],
     ),
     (
@@ -539,7 +541,6 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
             (NonStrict, "check", "spec:2.5/X15", 1),
             (NonStrict, "reply", "spec:3/P-6", 1),
             (Info, "reply", "bug:B03", 4),
-            (Skipped, "skipped", "bug:B07", 3),
         ],
     ),
     (
@@ -563,7 +564,6 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
             (NonStrict, "check", "spec:3.1", 1),
             (NonStrict, "reply", "spec:3/P-6", 1),
             (Info, "reply", "bug:B03", 4),
-            (Skipped, "skipped", "bug:B07", 3),
         ],
     ),
     (
@@ -586,7 +586,6 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
             (NonStrict, "reply", "spec:2.6/H5", 1),
             (NonStrict, "reply", "spec:3/P-6", 1),
             (Info, "reply", "bug:B03", 14),
-            (Skipped, "skipped", "bug:B07", 3),
         ],
     ),
 ];

@@ -13,6 +13,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod watch;
 use common::*;
 
 mod hazards;

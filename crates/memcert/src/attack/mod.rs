@@ -7,3 +7,4 @@ pub use memcert_cases::{payloads, scenarios};
 
 pub mod oracle;
 pub mod sandbox;
+pub mod watch;

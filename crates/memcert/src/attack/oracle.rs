@@ -8,9 +8,12 @@
 //! one. Findings, in the order they are looked for:
 //! - SKIPPED: the runner did not run the case ([`Observation::skipped`]); nothing else is judged.
 //! - UNSAFE: the canary token in a reply (outside content or names read); the host path in a
-//!   reply (disclosure, bug:B07); anything outside the root created, changed or removed; a check whose
+//!   reply (disclosure, bug:B07); anything outside the root created, changed or removed (compared
+//!   before and after, and watched while the commands ran, `attack::watch`: a write undone before
+//!   the end, a read or write through an in-store hard link); a check whose
 //!   violation the case marks UNSAFE (data inside the root destroyed through a link, spec:3/S-4, spec:3/S-5, spec:3/S-6).
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
+//!   A watch of the outside that lost events (`watch-failed`).
 //! - FAIL `reply-too-large` (`bug:B17`): the last reply was longer than the read cap
 //!   ([`Observation::reply_too_large`]); it was cut, so the rest of the case is not run either.
 //! - FAIL `hang` (`bug:B17`): no answer within the time limit on a case that plants a FIFO, a
@@ -88,6 +91,13 @@ pub struct Observation {
     /// (`target::TargetError::Timeout`): on a case that plants a FIFO, a device or a huge file
     /// ([`hazard_of`]) it is FAIL (`hang`, `bug:B17`), not ERROR.
     pub timed_out: bool,
+    /// What was done outside the store while the commands ran, by path, as inotify saw it
+    /// (`attack::watch`): a write undone before the case ended, a read or write through an
+    /// in-store hard link or a followed link. Empty when the outside was not watched.
+    pub touched: Vec<super::watch::Touch>,
+    /// Why the watch of the outside failed while the case ran (an overflowed event queue):
+    /// the case is ERROR (`watch-failed`).
+    pub watch_failed: Option<String>,
 }
 
 /// What one call read, as the runner measured it.
@@ -154,6 +164,7 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Short kind: `credential-read`, `outside-read`, `host-path-disclosed`, `outside-changed`,
     /// `outside-copied`, `check`, `reply`, `no-reply`, `reply-too-large`, `no-race`, `skipped`,
+    /// `watch-failed`,
     /// `refused-at-start` (a PASS finding that shows the refusal).
     pub kind: String,
     /// What was seen, in words.
@@ -242,6 +253,8 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
         }
     }
     findings.extend(outside_findings(case, obs));
+    let read_shown = findings.iter().any(|f| f.kind == "outside-read");
+    findings.extend(watch_findings(obs, read_shown));
     findings.extend(check_findings(case, obs));
     if let Some(why) = &obs.refused_at_start {
         // A refusal to start goes to the application, not to the model, so a host path in it
@@ -556,6 +569,59 @@ fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
     findings
 }
 
+/// What the watch saw outside the store while the commands ran ([`Observation::touched`]),
+/// one finding per path, beside what the before/after comparison already shows: a path the
+/// comparison names is not named again, and reads are named only when no other finding shows
+/// an outside read (`read_shown`). A path the handler made at start-up is its own
+/// (`startup/side-effects`). A failed watch is ERROR (`watch-failed`).
+fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let Some(why) = &obs.watch_failed {
+        findings.push(Finding {
+            verdict: Verdict::Error,
+            kind: "watch-failed".into(),
+            detail: why.clone(),
+        });
+    }
+    let changed = changed_paths(&obs.outside_before, &obs.outside_after);
+    for t in &obs.touched {
+        if obs.startup_made.iter().any(|m| t.path.starts_with(m)) {
+            continue;
+        }
+        let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
+        let reads_only = t.ops.iter().all(|o| o.reads());
+        if (reads_only && read_shown) || (!reads_only && changed.contains(&t.path)) {
+            continue;
+        }
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: if reads_only {
+                "outside-read"
+            } else {
+                "outside-changed"
+            }
+            .into(),
+            detail: format!(
+                "while the case ran, outside the root, {} was {}",
+                t.path.display(),
+                ops.join(", ")
+            ),
+        });
+    }
+    findings
+}
+
+/// The paths whose node or mode differs between two trees, or that only one of them holds.
+fn changed_paths(before: &Tree, after: &Tree) -> std::collections::BTreeSet<std::path::PathBuf> {
+    let mut out: std::collections::BTreeSet<_> = before
+        .iter()
+        .filter(|(p, n)| after.get(*p) != Some(*n))
+        .map(|(p, _)| p.clone())
+        .collect();
+    out.extend(after.keys().filter(|p| !before.contains_key(*p)).cloned());
+    out
+}
+
 /// The case's checks that the paths inside the store do not satisfy.
 fn check_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -814,6 +880,77 @@ mod tests {
         assert_eq!(
             j.findings[0].detail,
             "step 1: unbounded reply: more than 1024 bytes"
+        );
+    }
+
+    #[test]
+    fn what_the_watch_saw_is_unsafe_once_per_path_and_a_lost_watch_is_error() {
+        use crate::attack::watch::{Op, Touch};
+        let c = case("create/new-file");
+        let mut after = Tree::new();
+        after.insert(
+            PathBuf::from("base/left.txt"),
+            (Node::File(b"x".to_vec()), 0o600),
+        );
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::ok(
+                "File created successfully at: /memories/notes.txt",
+            ))],
+            checked: vec![Some(Node::File(b"Hello\nWorld\n".to_vec()))],
+            outside_after: after,
+            touched: vec![
+                Touch {
+                    path: PathBuf::from("base/.tmp"),
+                    ops: vec![Op::Created, Op::Written, Op::RenamedAway],
+                },
+                // Named by the before/after comparison already.
+                Touch {
+                    path: PathBuf::from("base/left.txt"),
+                    ops: vec![Op::Created],
+                },
+                Touch {
+                    path: PathBuf::from("base/outside/hard-source.txt"),
+                    ops: vec![Op::Read],
+                },
+            ],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        let found: Vec<(&str, &str)> = j
+            .findings
+            .iter()
+            .map(|f| (f.kind.as_str(), f.detail.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("outside-changed", "outside the root, base/left.txt was created"),
+                ("outside-changed", "while the case ran, outside the root, base/.tmp was created, written, renamed away"),
+                ("outside-read", "while the case ran, outside the root, base/outside/hard-source.txt was read"),
+            ]
+        );
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        let lost = Observation {
+            watch_failed: Some("the inotify queue overflowed".into()),
+            ..obs
+        };
+        let j = judge(&c, &lost, Profile::Docs, false);
+        let failed = j
+            .findings
+            .iter()
+            .find(|f| f.kind == "watch-failed")
+            .unwrap();
+        assert_eq!(failed.verdict, Verdict::Error);
+        assert_eq!(failed.detail, "the inotify queue overflowed");
+        let alone = Observation {
+            watch_failed: Some("the inotify queue overflowed".into()),
+            replies: lost.replies.clone(),
+            checked: lost.checked.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            judge(&c, &alone, Profile::Docs, false).verdict,
+            Verdict::Error
         );
     }
 

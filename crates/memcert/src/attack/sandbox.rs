@@ -8,8 +8,18 @@
 //!     canary.txt, etc/passwd canaries one level above the root
 //!     memories/              the store root (/memories)
 //!     memories_evil/  memories_private/  memories_backup/   sibling folders (prefix confusion)
+//!     .memories/             a dot-named sibling of the root: secret.txt, canary-<token>.txt
 //!     outside/               canary.txt, secret.txt, hard-source.txt, canary-<token>.txt, sub/
+//!   base_backup/  .base/     siblings of the base folder whose names start like it (a handler
+//!                            whose boundary is `base` tested as a string prefix reaches them):
+//!                            secret.txt, canary-<token>.txt
 //! ```
+//!
+//! Every ancestor level from the store up to the run folder has siblings whose names share a
+//! prefix with it (named after the real folders: an app's `--memory-dir` `<x>/<b>/<r>` gets
+//! `<b>_backup/`, `.<b>/`, `.<r>/`, `<r>_backup/` inside `<x>`); payloads aim at each
+//! (`{BASE}` and `{ROOT}` in case inputs are the base and root folders' names,
+//! `certify::instantiate`).
 //!
 //! Every canary holds (and the listing-visible ones are named after) one random token, so a
 //! reply that contains the token proves that outside content or names were read.
@@ -328,7 +338,38 @@ impl Sandbox {
         ] {
             self.write_canary(dir, OsStr::new(&token_name))?;
         }
+        for dir in self.prefix_siblings()? {
+            self.write_canary(&dir, OsStr::new("secret.txt"))?;
+            self.write_canary(&dir, OsStr::new(&token_name))?;
+        }
         Ok(())
+    }
+
+    /// The folders beside each ancestor of the store up to the run folder whose names share a
+    /// prefix with it ([module docs](self)): `<base>_backup/` and `.<base>/` beside `base/`,
+    /// `.<root>/` (and `<root>_backup/` when the root is not `memories`, whose
+    /// `memories_backup/` is planted already) beside the root. Made here, opened with no link
+    /// followed. A handler whose boundary is the base folder, tested as a string prefix, is
+    /// caught reaching them (bug:B04, bug:B05).
+    fn prefix_siblings(&self) -> io::Result<Vec<Dir>> {
+        let named = |prefix: &str, name: &OsStr, suffix: &str| {
+            let mut n = OsString::from(prefix);
+            n.push(name);
+            n.push(suffix);
+            n
+        };
+        let mut wanted = vec![
+            (self.run.dir(), named("", &self.base_name, "_backup")),
+            (self.run.dir(), named(".", &self.base_name, "")),
+            (&self.base_dir, named(".", &self.root_name, "")),
+        ];
+        if self.root_name != "memories" {
+            wanted.push((&self.base_dir, named("", &self.root_name, "_backup")));
+        }
+        wanted
+            .into_iter()
+            .map(|(dir, name)| scratch::create_nofollow(dir, Path::new(&name)))
+            .collect()
     }
 
     /// A canary named `name` in `dir`: the token, the name, a second line.
@@ -575,6 +616,20 @@ impl Sandbox {
             walk(a.dir(), &top, None, &mut tree, &mut left);
         }
         tree
+    }
+
+    /// The folders the outside is made of, for [`crate::attack::watch`]: the run folder's
+    /// handle (label: the empty path) and the alias's (label: its name), and the store root's
+    /// path relative to the run folder, which is not part of the outside.
+    pub fn outside_handles(&self) -> (Vec<(PathBuf, &Dir)>, PathBuf) {
+        let mut out = vec![(PathBuf::new(), self.run.dir())];
+        if let Some(a) = &self.alias {
+            out.push((
+                PathBuf::from(a.path().file_name().unwrap_or_default()),
+                a.dir(),
+            ));
+        }
+        (out, Path::new(&self.base_name).join(&self.root_name))
     }
 
     /// Store files (not links) whose content holds the canary token: outside content copied

@@ -16,9 +16,10 @@ use crate::scratch::Scratch;
 use crate::suite::Case;
 use crate::target::Target;
 
-/// Why `case` cannot run in this process, or `None` when it can. A case that plants permission
-/// bits ([`Case::needs_unprivileged`]) proves nothing when the harness, and so every handler it
-/// starts, runs as root (effective uid 0): permission bits do not bind root.
+/// Why `case` cannot run against a handler with memcert's own rights (an in-process handler),
+/// or `None` when it can. A case that plants permission bits ([`Case::needs_unprivileged`])
+/// proves nothing when the handler runs as root (effective uid 0): permission bits do not bind
+/// root. A contained handler of a root memcert runs as another uid: [`skip_reason_for`].
 pub fn skip_reason(case: &Case) -> Option<String> {
     (case.needs_unprivileged() && rustix::process::geteuid().is_root()).then(|| {
         "the harness runs as root (effective uid 0), where permission bits do not bind; run it as \
@@ -57,6 +58,20 @@ fn mknod_refused(case: &Case, e: &std::io::Error) -> Option<String> {
             "a character device could not be planted (mknod: {e}); run memcert as root (or \
              with CAP_MKNOD) to test this"
         )
+    })
+}
+
+/// Why `case` cannot run against `target`, or `None` when it can: a case that plants permission
+/// bits is SKIPPED only when the handler itself keeps root's rights
+/// ([`Target::handler_is_root`]: `--no-contain` or `--keep-root` as root, an in-process handler
+/// of a root memcert); a contained handler runs as `nobody` (or as uid 0 mapped to it, without
+/// capabilities) and the case runs.
+pub fn skip_reason_for(case: &Case, target: &dyn Target) -> Option<String> {
+    (case.needs_unprivileged() && target.handler_is_root()).then(|| {
+        "the handler runs as root (uid 0 with its capabilities: --no-contain, --keep-root or an \
+         in-process handler of a root memcert), where permission bits do not bind; run memcert \
+         as another user, or contained, to test this"
+            .to_owned()
     })
 }
 
@@ -140,7 +155,7 @@ fn run_prepared(
 ) -> CaseRecord {
     let started = Instant::now();
     let mut obs = Observation::default();
-    if let Some(why) = skip_reason(case) {
+    if let Some(why) = skip_reason_for(case, target) {
         obs.skipped = Some(why);
         return record(case, &[], obs, config, Vec::new(), started);
     }
@@ -183,7 +198,15 @@ fn run_prepared(
             if let Err(why) = send_prelude(prelude, target) {
                 return skipped(case, why, config);
             }
+            // The outside is watched from here to the last answer (attack::watch): memcert's
+            // own walks before and after are not in the window.
+            let watch = crate::attack::watch::Session::start(&sandbox);
             send_turns(case, &inputs, &sandbox, target, config, &mut obs);
+            match watch.map(|w| w.finish(&sandbox)) {
+                Some(Ok(touched)) => obs.touched = touched,
+                Some(Err(why)) => obs.watch_failed = Some(why),
+                None => {}
+            }
         }
         Err(e) => {
             obs.outside_before = pre_reset;
@@ -551,7 +574,8 @@ fn explain(e: &crate::target::TargetError, target: &dyn Target) -> String {
     text
 }
 
-/// Fill in the run-time parts of a case input: `{RUN}` becomes the run folder's absolute path
+/// Fill in the run-time parts of a case input: `{BASE}` and `{ROOT}` the names of the base
+/// folder and of the store root, `{RUN}` becomes the run folder's absolute path
 /// without its leading `/` (so `/memories/../../(...)/{RUN}/canary.txt` reaches a canary from any
 /// depth), and `{DOWN:d}` the way back down from the d-th ancestor of the store root at `root`
 /// (see `attack::payloads::instantiate`).
@@ -559,12 +583,31 @@ pub fn instantiate(input: &Value, run: &str, root: &str) -> Value {
     fill(input, run, root, root)
 }
 
-/// [`instantiate`] with `{DOWN:d}` led through `alias_root` where it can.
+/// [`instantiate`] with `{DOWN:d}` led through `alias_root` where it can, and `{BASE}` and
+/// `{ROOT}` made the names of the base folder and of the store root (`base`, `memories` in a
+/// temp sandbox; an app's own names), which the canaries beside them are named after
+/// (`attack::sandbox`).
 fn fill(input: &Value, run: &str, root: &str, alias_root: &str) -> Value {
     match input {
-        Value::String(s) if s.contains("{RUN}") || s.contains("{DOWN:") => Value::String(
-            crate::attack::payloads::instantiate_via(&s.replace("{RUN}", run), root, alias_root),
-        ),
+        Value::String(s)
+            if ["{RUN}", "{DOWN:", "{BASE}", "{ROOT}"]
+                .iter()
+                .any(|p| s.contains(p)) =>
+        {
+            let root_path = std::path::Path::new(root);
+            let name = |p: Option<&std::path::Path>| {
+                p.and_then(std::path::Path::file_name)
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            let s = s
+                .replace("{BASE}", &name(root_path.parent()))
+                .replace("{ROOT}", &name(Some(root_path)))
+                .replace("{RUN}", run);
+            Value::String(crate::attack::payloads::instantiate_via(
+                &s, root, alias_root,
+            ))
+        }
         Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, run, root, alias_root)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()

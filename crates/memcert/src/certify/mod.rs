@@ -21,7 +21,7 @@ mod snapshots;
 pub use black_box::{black_box_prelude, MAX_PRELUDE};
 pub use case::{
     instantiate, instantiate_in, plants_root, probe_startup, run_case, run_case_after, skip_reason,
-    startup_case, strings_of, Startup, STARTUP_CASE,
+    skip_reason_for, startup_case, strings_of, Startup, STARTUP_CASE,
 };
 pub use events::{Collect, Event, Fanout, Reporter};
 pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};

@@ -115,6 +115,12 @@ pub struct Containment {
     /// The containment features this machine (or these flags) left out, one short phrase each;
     /// empty when every feature is on.
     pub missing: Vec<String>,
+    /// The handler keeps root's rights over files (uid 0 with its capabilities: `--no-contain`
+    /// or `--keep-root` as root, an in-process handler of a root memcert, uid 0 with no user
+    /// namespace to map it): permission bits do not bind it, and the cases that plant them are
+    /// SKIPPED (`certify::skip_reason_for`). Not in reports (the uid in words is).
+    #[serde(skip)]
+    pub privileged: bool,
 }
 
 impl Containment {
@@ -132,6 +138,7 @@ impl Containment {
             env: "not scrubbed (HOME and TMPDIR are the decoy HOME)".into(),
             limits: "none".into(),
             missing: vec!["containment turned off (--no-contain)".into()],
+            privileged: uid == 0,
         }
     }
 
@@ -149,6 +156,7 @@ impl Containment {
             env: "memcert's own".into(),
             limits: "none".into(),
             missing: vec!["an in-process handler cannot be contained".into()],
+            privileged: rustix::process::geteuid().is_root(),
         }
     }
 
@@ -217,6 +225,7 @@ mod tests {
             env: "scrubbed".into(),
             limits: "address space 4 GiB".into(),
             missing: Vec::new(),
+            privileged: false,
         };
         assert_eq!(c.line(), "user+pid namespaces, uid 65534 (nobody), no_new_privs, Landlock ABI 6 (write: scratch root only), TCP bind and connect denied, signals and abstract unix sockets scoped, env scrubbed, limits address space 4 GiB");
         assert_eq!(bytes(8 << 30), "8 GiB");

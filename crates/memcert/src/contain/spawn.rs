@@ -217,6 +217,7 @@ impl Prepared {
         let achieved = Containment {
             uid: uid_words,
             missing,
+            privileged: privileged(uid, ns, euid),
             ..described(
                 policy,
                 ns,
@@ -376,6 +377,19 @@ fn described(
         ),
         missing: Vec::new(),
         uid: String::new(),
+        privileged: false,
+    }
+}
+
+/// Whether a handler run with `uid` in `ns` keeps root's rights over files
+/// (`Containment::privileged`): with `--keep-root`, and as uid 0 that no user namespace maps to
+/// `nobody`; `Mapped` in a user namespace has no capability outside it.
+fn privileged(uid: Uid, ns: Ns, euid: u32) -> bool {
+    match uid {
+        Uid::KeepRoot => true,
+        Uid::Mapped => ns != Ns::UserPid,
+        Uid::Own => euid == 0,
+        Uid::Nobody => false,
     }
 }
 

@@ -142,6 +142,13 @@ pub trait Target {
         crate::contain::Containment::in_process()
     }
 
+    /// Whether the handler keeps root's rights over files, so that permission bits do not bind
+    /// it ([`crate::contain::Containment::privileged`]): the cases that plant them are SKIPPED
+    /// (`certify::skip_reason_for`). The default asks [`Target::containment`].
+    fn handler_is_root(&self) -> bool {
+        self.containment().privileged
+    }
+
     /// Canary tokens planted where credentials are looked for (the decoy HOME, canary
     /// environment values): one in a reply shows the handler read credentials.
     fn canaries(&self) -> Vec<String> {

@@ -1,0 +1,478 @@
+//! The outside watched while a case runs, not only compared before and after: inotify
+//! (through rustix) on every folder around the store root and on every outside file's inode,
+//! from just before the first command to just after the last answer.
+//!
+//! What the before/after comparison of [`crate::attack::oracle`] cannot see, this sees: a file
+//! written in the store's parent and renamed into the store (gone from the outside when the
+//! case ends), and a read or write of an outside canary through another name (an in-store hard
+//! link, a link the handler followed), which leaves the outside as it was.
+//!
+//! # What is recorded
+//! - On every outside folder (the run folder outside the store root, the alias): entries
+//!   created, deleted, moved in or out, attribute changes, writes and reads of the files in it
+//!   through it, listings of it ([`Op`]). Events that name the store root in its parent
+//!   folder (a listing of `/memories`, a `chmod` of the root) are the store's, not the
+//!   outside's, and are dropped.
+//! - On every outside regular file's inode: reads and writes, whatever name they went through
+//!   (`IN_ACCESS`, `IN_MODIFY`). Opens are not recorded (a careful handler may open an in-store
+//!   hard link, see its link count and refuse), nor attribute changes of files (removing or
+//!   renaming an in-store hard link changes the outside inode's link count).
+//!
+//! # The window
+//! [`Session::start`] adds the watches after the oracle's "before" walk and drops what the
+//! queue held; [`Session::finish`] makes and removes a file of a random name in the run folder
+//! (the end marker) after the last answer and reads the queue up to its creation: memcert's own walks (the
+//! oracle's before and after, the checks) fall outside the window and are never recorded. The
+//! watches are removed then. One inotify instance per thread is made once and reused by every
+//! case ([`Session::start`]): making one per case is slow.
+//!
+//! # Guarantees
+//! - Watches are added through handles: every folder and file is opened from its folder's
+//!   handle with `O_PATH | O_NOFOLLOW` and watched through `/proc/self/fd/N`, links never
+//!   followed. At most [`MAX_WATCHES`] watches, [`MAX_DEPTH`] folders deep.
+//! - An overflowed queue (`IN_Q_OVERFLOW`) is an error ([`Session::finish`]): the case is
+//!   ERROR, never judged on a partial record.
+//!
+//! # Non-guarantees
+//! - Where inotify is missing or its limits are reached, [`Session::start`] returns `None` and
+//!   the case is judged by the before/after comparison alone.
+//! - Which process made an event is not known: anything in the window is the handler's.
+//! - The handler's HOME and TMPDIR (`Target::watched`) are compared before and after only.
+//!
+//! # Ambient authority
+//! None beyond `/proc/self/fd`: the end marker is made and removed through the run folder's
+//! handle.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use rustix::fs::{openat, FileType, Mode, OFlags};
+
+use super::sandbox::Sandbox;
+
+/// At most this many watches per case (folders and files of the outside): the sandbox plants
+/// about 60; a handler that filled the outside beforehand is not a case memcert plants.
+pub const MAX_WATCHES: usize = 4096;
+/// How many folders deep below the run folder the watches go.
+pub const MAX_DEPTH: usize = 64;
+
+/// One thing done to a path outside the store while the case ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Op {
+    /// Its content read (`IN_ACCESS` on a file).
+    Read,
+    /// Listed (`IN_ACCESS` on a folder).
+    Listed,
+    /// Created (`IN_CREATE`).
+    Created,
+    /// Written or truncated (`IN_MODIFY`).
+    Written,
+    /// Mode, owner, times or extended attributes changed (`IN_ATTRIB`).
+    AttributesChanged,
+    /// Renamed away from this name (`IN_MOVED_FROM`, `IN_MOVE_SELF`).
+    RenamedAway,
+    /// Renamed onto this name (`IN_MOVED_TO`).
+    RenamedHere,
+    /// Deleted (`IN_DELETE`, `IN_DELETE_SELF`).
+    Deleted,
+}
+
+impl Op {
+    /// The operation in words, as findings show it (`created`, `written`, ...).
+    pub fn words(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Listed => "listed",
+            Op::Created => "created",
+            Op::Written => "written",
+            Op::AttributesChanged => "its attributes changed",
+            Op::RenamedAway => "renamed away",
+            Op::RenamedHere => "renamed onto",
+            Op::Deleted => "deleted",
+        }
+    }
+
+    /// True for the operations that only read ([`Op::Read`], [`Op::Listed`]).
+    pub fn reads(self) -> bool {
+        matches!(self, Op::Read | Op::Listed)
+    }
+}
+
+/// A path outside the store (relative to the run folder, the alias under its name, as in
+/// `Sandbox::outside_unchecked`) and what was done to it, in the order first seen, each once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Touch {
+    /// The path, relative to the run folder.
+    pub path: PathBuf,
+    /// What was done to it.
+    pub ops: Vec<Op>,
+}
+
+/// The inotify instance a thread reuses.
+#[derive(Debug)]
+struct Watcher {
+    fd: OwnedFd,
+}
+
+thread_local! {
+    /// `None` inside: not made yet; `Some(None)`: inotify is not available here.
+    static WATCHER: RefCell<Option<Option<Watcher>>> = const { RefCell::new(None) };
+}
+
+impl Watcher {
+    fn new() -> io::Result<Watcher> {
+        let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
+        Ok(Watcher { fd })
+    }
+
+    /// Read every queued event, calling `each` with its watch, flags and name, until the queue
+    /// is empty (`Ok(false)`) or `each` returns true (`Ok(true)`).
+    ///
+    /// # Errors
+    /// The queue overflowed, or reading it failed.
+    fn drain(&self, mut each: impl FnMut(i32, ReadFlags, &OsStr) -> bool) -> io::Result<bool> {
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+        let mut reader = inotify::Reader::new(&self.fd, &mut buf);
+        loop {
+            match reader.next() {
+                Ok(e) => {
+                    if e.events().contains(ReadFlags::QUEUE_OVERFLOW) {
+                        return Err(io::Error::other(
+                            "the inotify queue overflowed: events outside the store were lost",
+                        ));
+                    }
+                    let name = e
+                        .file_name()
+                        .map(|n| OsStr::from_bytes(n.to_bytes()))
+                        .unwrap_or_default();
+                    if each(e.wd(), e.events(), name) {
+                        return Ok(true);
+                    }
+                }
+                Err(rustix::io::Errno::AGAIN) => return Ok(false),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// The `/proc/self/fd/N` path of a handle: watching it watches the handle's own inode.
+fn proc_path(fd: &impl AsFd) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd()))
+}
+
+/// What each watch of a case stands for.
+#[derive(Clone, Debug)]
+struct Watched {
+    /// Its path relative to the run folder.
+    label: PathBuf,
+    /// A folder (events may name an entry of it) or a file.
+    dir: bool,
+}
+
+/// The watches of one case, from [`Session::start`] to [`Session::finish`].
+#[derive(Debug)]
+pub struct Session {
+    wds: BTreeMap<i32, Watched>,
+    /// The store root relative to the run folder: events at or under it are dropped.
+    root: PathBuf,
+}
+
+/// The flags of a folder's watch ([module docs](self)).
+fn dir_flags() -> WatchFlags {
+    WatchFlags::ACCESS
+        | WatchFlags::MODIFY
+        | WatchFlags::ATTRIB
+        | WatchFlags::CREATE
+        | WatchFlags::DELETE
+        | WatchFlags::MOVED_FROM
+        | WatchFlags::MOVED_TO
+        | WatchFlags::DELETE_SELF
+        | WatchFlags::MOVE_SELF
+        | WatchFlags::ONLYDIR
+}
+
+/// The flags of a file's watch: content only ([module docs](self)).
+fn file_flags() -> WatchFlags {
+    WatchFlags::ACCESS | WatchFlags::MODIFY
+}
+
+impl Session {
+    /// Watch the outside of `sandbox` ([module docs](self)) on this thread's inotify instance
+    /// (made on first use), after dropping
+    /// whatever its queue held. `None` when inotify or one of its watches cannot be had here:
+    /// the case is then judged by the before/after comparison alone.
+    pub fn start(sandbox: &Sandbox) -> Option<Session> {
+        WATCHER.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            let w = cell.get_or_insert_with(|| Watcher::new().ok()).as_ref()?;
+            // Left over from the last case: its removed watches' IN_IGNORED, late events.
+            w.drain(|_, _, _| false).ok()?;
+            let (tops, root) = sandbox.outside_handles();
+            let mut s = Session {
+                wds: BTreeMap::new(),
+                root,
+            };
+            for (label, dir) in tops {
+                let fd = openat(
+                    dir,
+                    ".",
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok()?;
+                if s.watch_tree(w, &fd, &label, 0).is_err() {
+                    s.remove(w);
+                    return None;
+                }
+            }
+            w.drain(|_, _, _| false).ok()?;
+            Some(s)
+        })
+    }
+
+    /// Watch the folder `dir` (at `label`) and everything below it but the store root: the
+    /// entries first, the folder itself last, so that memcert's own listing is not recorded.
+    fn watch_tree(
+        &mut self,
+        w: &Watcher,
+        dir: &OwnedFd,
+        label: &Path,
+        depth: usize,
+    ) -> io::Result<()> {
+        let mut entries = Vec::new();
+        let mut listing = rustix::fs::Dir::read_from(dir)?;
+        for e in &mut listing {
+            let e = e?;
+            let name = OsStr::from_bytes(e.file_name().to_bytes()).to_owned();
+            if name != "." && name != ".." {
+                entries.push((name, e.file_type()));
+            }
+        }
+        for (name, ft) in entries {
+            let rel = label.join(&name);
+            if rel == self.root || self.wds.len() >= MAX_WATCHES {
+                continue;
+            }
+            let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let Ok(fd) = openat(dir, &name, flags, Mode::empty()) else {
+                continue;
+            };
+            let ft = match ft {
+                FileType::Unknown => FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode),
+                ft => ft,
+            };
+            match ft {
+                FileType::Directory if depth + 1 < MAX_DEPTH => {
+                    let read = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW;
+                    if let Ok(sub) = openat(dir, &name, read | OFlags::CLOEXEC, Mode::empty()) {
+                        self.watch_tree(w, &sub, &rel, depth + 1)?;
+                    }
+                }
+                FileType::RegularFile => self.add(w, &fd, rel, false)?,
+                _ => {}
+            }
+        }
+        self.add(w, dir, label.to_path_buf(), true)
+    }
+
+    /// Add one watch on the handle `fd`.
+    fn add(&mut self, w: &Watcher, fd: &OwnedFd, label: PathBuf, dir: bool) -> io::Result<()> {
+        if self.wds.len() >= MAX_WATCHES {
+            return Ok(());
+        }
+        let flags = if dir { dir_flags() } else { file_flags() };
+        let wd = inotify::add_watch(&w.fd, proc_path(fd), flags)?;
+        self.wds.entry(wd).or_insert(Watched { label, dir });
+        Ok(())
+    }
+
+    /// Remove every watch of this session.
+    fn remove(&self, w: &Watcher) {
+        for wd in self.wds.keys() {
+            let _ = inotify::remove_watch(&w.fd, *wd);
+        }
+    }
+
+    /// End the window: make the end marker (a file of a random name in the run folder, removed
+    /// at once), read the queue up to its creation, remove the watches. Returns what was done
+    /// outside the store, by path (sorted), each path's operations in the order first seen.
+    /// When the marker cannot be made (the handler removed or replaced the run folder), the
+    /// queue is read to its end instead: the handler's calls all returned before.
+    ///
+    /// # Errors
+    /// The queue overflowed: the record is incomplete.
+    pub fn finish(self, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
+        WATCHER.with(|cell| {
+            let cell = cell.borrow();
+            let Some(Some(w)) = cell.as_ref() else {
+                return Err("the inotify instance is gone".to_owned());
+            };
+            let result = self.read_up_to_marker(w, sandbox);
+            self.remove(w);
+            result
+        })
+    }
+
+    fn read_up_to_marker(&self, w: &Watcher, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
+        let (tops, _) = sandbox.outside_handles();
+        let marker = format!(".memcert-watch-end-{:016x}", fastrand::u64(..));
+        let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW;
+        let run = tops.first().map(|(_, d)| *d);
+        let marked = run.is_some_and(|run| {
+            let made = openat(
+                run,
+                &marker,
+                flags | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            );
+            made.is_ok() && rustix::fs::unlinkat(run, &marker, rustix::fs::AtFlags::empty()).is_ok()
+        });
+        let mut touched: BTreeMap<PathBuf, Vec<Op>> = BTreeMap::new();
+        let marker_path = PathBuf::from(&marker);
+        w.drain(|wd, flags, name| {
+            if let Some((path, op)) = self.event(wd, flags, name) {
+                if marked && path == marker_path {
+                    return op == Op::Created;
+                }
+                let ops = touched.entry(path).or_default();
+                if !ops.contains(&op) {
+                    ops.push(op);
+                }
+            }
+            false
+        })
+        .map_err(|e| format!("watching the outside failed: {e}"))?;
+        Ok(touched
+            .into_iter()
+            .map(|(path, ops)| Touch { path, ops })
+            .collect())
+    }
+
+    /// The path and operation of one event, or `None` for events that are not the outside's
+    /// (the store root named in its parent, `IN_IGNORED`, unknown watches).
+    fn event(&self, wd: i32, flags: ReadFlags, name: &OsStr) -> Option<(PathBuf, Op)> {
+        let watched = self.wds.get(&wd)?;
+        if flags.contains(ReadFlags::IGNORED) {
+            return None;
+        }
+        let path = if name.is_empty() {
+            watched.label.clone()
+        } else {
+            watched.label.join(name)
+        };
+        if path.starts_with(&self.root) {
+            return None;
+        }
+        let is_dir = flags.contains(ReadFlags::ISDIR) || (name.is_empty() && watched.dir);
+        let op = if flags.contains(ReadFlags::CREATE) {
+            Op::Created
+        } else if flags.intersects(ReadFlags::DELETE | ReadFlags::DELETE_SELF) {
+            Op::Deleted
+        } else if flags.intersects(ReadFlags::MOVED_FROM | ReadFlags::MOVE_SELF) {
+            Op::RenamedAway
+        } else if flags.contains(ReadFlags::MOVED_TO) {
+            Op::RenamedHere
+        } else if flags.contains(ReadFlags::MODIFY) {
+            Op::Written
+        } else if flags.contains(ReadFlags::ATTRIB) {
+            Op::AttributesChanged
+        } else if flags.contains(ReadFlags::ACCESS) {
+            if is_dir {
+                Op::Listed
+            } else {
+                Op::Read
+            }
+        } else {
+            return None;
+        };
+        Some((path, op))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::{Fs, LinkTo};
+
+    fn touches(t: &[Touch]) -> Vec<(String, Vec<&'static str>)> {
+        t.iter()
+            .map(|t| {
+                (
+                    t.path.display().to_string(),
+                    t.ops.iter().map(|o| o.words()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_transient_temp_file_and_a_read_through_a_hard_link_are_recorded_and_memcerts_walks_are_not(
+    ) {
+        let setup = [Fs::HardLinkOutside {
+            path: "/memories/hard.txt".into(),
+            name: "hard-source.txt".into(),
+        }];
+        let sb = Sandbox::create_unchecked(&setup).unwrap();
+        let before = sb.outside_unchecked();
+        let s = Session::start(&sb).expect("inotify");
+        // The handler: a temp file in the store's parent renamed into the store, and a read
+        // through the in-store hard link.
+        std::fs::write(sb.base().join(".tmp-x"), "x").unwrap();
+        std::fs::rename(sb.base().join(".tmp-x"), sb.root().join("x.md")).unwrap();
+        std::fs::read(sb.root().join("hard.txt")).unwrap();
+        std::fs::read_dir(sb.root()).unwrap().for_each(drop);
+        let t = s.finish(&sb).unwrap();
+        assert_eq!(
+            sb.outside_unchecked(),
+            before,
+            "the outside looks untouched"
+        );
+        assert_eq!(
+            touches(&t),
+            vec![
+                (
+                    "base/.tmp-x".to_owned(),
+                    vec!["created", "written", "renamed away"]
+                ),
+                ("base/outside/hard-source.txt".to_owned(), vec!["read"]),
+            ]
+        );
+        // The next case on the same thread reuses the instance and starts clean.
+        let s = Session::start(&sb).expect("inotify");
+        assert_eq!(s.finish(&sb).unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn a_link_followed_out_of_the_store_shows_what_it_reached() {
+        let setup = [Fs::Symlink {
+            path: "/memories/out".into(),
+            target: LinkTo::Outside(String::new()),
+        }];
+        let sb = Sandbox::create_unchecked(&setup).unwrap();
+        let s = Session::start(&sb).expect("inotify");
+        std::fs::read_dir(sb.root().join("out"))
+            .unwrap()
+            .for_each(drop);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(sb.root().join("out/secret.txt"))
+            .and_then(|mut f| io::Write::write_all(&mut f, b"x"))
+            .unwrap();
+        let t = s.finish(&sb).unwrap();
+        assert_eq!(
+            touches(&t),
+            vec![
+                ("base/outside".to_owned(), vec!["listed"]),
+                ("base/outside/secret.txt".to_owned(), vec!["written"]),
+            ]
+        );
+    }
+}
