@@ -66,3 +66,26 @@ target/debug/memcert certify --node @anthropic-ai/sdk/tools/memory/node:BetaLoca
   --node-path "$root/adapters/node" --profile typescript-sdk "${cases[@]}" \
   --report-json "$work/cargo-node.json" >/dev/null 2>>"$work/runs.log" || true
 same npm "$work/cargo-node.json" "$work/npm.json"
+
+echo "==> the npm launcher passes SIGTERM on: memcert stops cleanly (130), no process left"
+PATH="$plain_path" node "$work/npm/node_modules/memcert/bin/memcert.js" certify --level full \
+  --report-json "$work/term.json" >/dev/null 2>>"$work/runs.log" &
+launcher=$!
+sleep 3
+kill -TERM "$launcher"
+set +e
+wait "$launcher"
+code=$?
+set -e
+if [ "$code" != 130 ]; then
+  echo "the launcher ended $code after SIGTERM, expected 130"
+  exit 1
+fi
+sleep 1
+if pgrep -f "$work/npm/node_modules/memcert-linux-x64/bin/memcert" >/dev/null; then
+  echo "memcert still runs after the launcher got SIGTERM"
+  exit 1
+fi
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]["completion"]; sys.exit(s != "interrupted")' "$work/term.json" \
+  || { echo "the report of the stopped run is not marked interrupted"; exit 1; }
+echo "npm launcher: SIGTERM passed on, exit 130, report marked interrupted"

@@ -6,11 +6,17 @@
 set -uo pipefail
 out="$RUNNER_TEMP/memcert-reports"
 mkdir -p "$out"
+if [ -z "${INPUT_PYTHON:-}${INPUT_NODE:-}${INPUT_STDIO:-}${INPUT_APP:-}" ] && [ ! -f memcert.toml ]; then
+  echo "::error::memcert: no handler: give the python, node, stdio or app input, or a memcert.toml in the working directory ($PWD)"
+  exit 2
+fi
 args=(certify
-  --profile "${INPUT_PROFILE:-docs}" --level "${INPUT_LEVEL:-standard}"
   --report-json "$out/memcert.json" --junit "$out/memcert-junit.xml"
-  --html "$out/memcert.html" --markdown "$out/memcert.md")
+  --html "$out/memcert.html" --markdown "$out/memcert.md"
+  --sarif "$out/memcert.sarif")
 add() { if [ -n "$2" ]; then args+=("$1" "$2"); fi; }
+add --profile "${INPUT_PROFILE:-}"
+add --level "${INPUT_LEVEL:-}"
 add --python "${INPUT_PYTHON:-}"
 add --node "${INPUT_NODE:-}"
 add --stdio "${INPUT_STDIO:-}"
@@ -20,10 +26,7 @@ add --expected-failures "${INPUT_EXPECTED_FAILURES:-}"
 add --baseline "${INPUT_BASELINE:-}"
 add --python-exe "${INPUT_PYTHON_EXE:-}"
 add --node-path "${INPUT_NODE_PATH:-}"
-if [ -n "${INPUT_SARIF_LOCATION:-}" ] || [ -n "${INPUT_PYTHON:-}${INPUT_NODE:-}${INPUT_STDIO:-}${INPUT_APP:-}" ]; then
-  args+=(--sarif "$out/memcert.sarif")
-  add --sarif-location "${INPUT_SARIF_LOCATION:-}"
-fi
+add --sarif-location "${INPUT_SARIF_LOCATION:-}"
 if [ -n "${INPUT_ARGS:-}" ]; then
   # Split like a POSIX shell, without expansion or evaluation.
   mapfile -d '' -t extra < <(python3 -c 'import shlex, sys; sys.stdout.write("".join(w + "\0" for w in shlex.split(sys.argv[1])))' "$INPUT_ARGS")

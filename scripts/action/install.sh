@@ -12,8 +12,8 @@ if [ -n "${MEMCERT_WHEEL:-}" ]; then
 else
   version="${MEMCERT_VERSION:-${ACTION_REF:-}}"
   version="${version#v}"
-  if [ -z "$version" ]; then
-    echo "::error::memcert: give the version input (or wheel): the action's ref names no release"
+  if ! [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([a-z0-9.+-]*)?$ ]]; then
+    echo "::error::memcert: the action's ref (${ACTION_REF:-none}) names no release: give the version input (X.Y.Z) or the wheel input"
     exit 2
   fi
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "memcert==$version"

@@ -31,14 +31,34 @@ const SEGMENT: &AsciiSet = &CONTROLS
     .add(b'}');
 
 /// The repository root results are relative to: `$GITHUB_WORKSPACE` when set (what code
-/// scanning resolves URIs against on GitHub), else the current folder.
+/// scanning resolves URIs against on GitHub), else the nearest folder from the current one up
+/// that holds `.git` (a checkout, in any CI), else the current folder.
 pub fn repository_root() -> Result<PathBuf> {
     let root = match std::env::var_os("GITHUB_WORKSPACE").filter(|v| !v.is_empty()) {
         Some(w) => PathBuf::from(w),
-        None => std::env::current_dir().context("cannot read the current folder")?,
+        None => {
+            let here = std::env::current_dir()
+                .context("cannot read the current folder")?
+                .canonicalize()
+                .context("cannot resolve the current folder")?;
+            here.ancestors()
+                .find(|d| d.join(".git").exists())
+                .unwrap_or(&here)
+                .to_path_buf()
+        }
     };
     root.canonicalize()
         .with_context(|| format!("cannot resolve the repository root {}", root.display()))
+}
+
+/// The workflow file of a GitHub Actions run, from `$GITHUB_WORKFLOW_REF`
+/// (`owner/repo/.github/workflows/memcert.yml@refs/heads/main`): `.github/workflows/memcert.yml`.
+fn workflow_file() -> Option<PathBuf> {
+    let r = std::env::var("GITHUB_WORKFLOW_REF").ok()?;
+    let (path, _) = r.rsplit_once('@')?;
+    let mut parts = path.splitn(3, '/');
+    let (_, _, file) = (parts.next()?, parts.next()?, parts.next()?);
+    Some(PathBuf::from(file))
 }
 
 /// `file` as a URI relative to `root` (`/`-separated, each segment percent-encoded), when it
@@ -91,7 +111,8 @@ fn candidates(handler: &HandlerArgs, app: &AppArgs) -> Vec<PathBuf> {
 
 /// The URI every SARIF result points at: `--sarif-location FILE` when given (it must be a file
 /// inside the repository), else the first file the handler's flags name that lies inside the
-/// repository ([`repository_root`]).
+/// repository ([`repository_root`]), else `memcert.toml` in the current folder, else the
+/// workflow file of a GitHub Actions run (`$GITHUB_WORKFLOW_REF`).
 ///
 /// # Errors
 /// `--sarif-location` outside the repository or not a file; or no flag names a file of the
@@ -108,7 +129,17 @@ pub fn anchor(given: Option<&Path>, handler: &HandlerArgs, app: &AppArgs) -> Res
             )
         });
     }
-    for file in candidates(handler, app) {
+    let handler_files = candidates(handler, app);
+    // Without a handler file (a handler from an installed package): the config that named it,
+    // else the workflow that ran memcert.
+    let fallbacks = [
+        Some(PathBuf::from(crate::config::FILE_NAME)),
+        workflow_file().map(|f| root.join(f)),
+    ];
+    for file in handler_files
+        .into_iter()
+        .chain(fallbacks.into_iter().flatten())
+    {
         if let Some(uri) = relative_uri(&root, &file) {
             return Ok(uri);
         }

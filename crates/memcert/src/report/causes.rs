@@ -275,6 +275,12 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             .findings
             .iter()
             .any(|f| Some(f.verdict) == worst && (f.kind == "check" || oracle::is_escape(&f.kind)));
+        // A race's "leaked in k of n rounds" sums up the escape the same case shows: one flaw,
+        // one cause (the escape's), the rounds stay in the case's findings.
+        let escaped = c
+            .findings
+            .iter()
+            .any(|f| Some(f.verdict) == worst && oracle::is_escape(&f.kind));
         // Files created outside that no input named are a side effect, unless the case also
         // escaped where an input aimed (then they are that escape's work: a store reached
         // through a linked root holds what the handler makes there); of a created tree only
@@ -294,6 +300,7 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             if f.verdict == Verdict::Pass
                 || Some(f.verdict) != worst
                 || (on_disk && f.kind == "reply")
+                || (escaped && f.kind == "race-rounds")
             {
                 continue;
             }
@@ -665,6 +672,39 @@ mod tests {
         for (detail, want) in cases {
             assert_eq!(shape(detail), want, "{detail}");
         }
+    }
+
+    #[test]
+    fn a_race_that_escaped_is_one_cause_the_escape() {
+        let race = |id: &str| CaseRecord {
+            source: vec!["bug:B12".into()],
+            findings: vec![
+                finding(Verdict::Unsafe, "race-rounds", "leaked in 3 of 5 rounds"),
+                finding(
+                    Verdict::Unsafe,
+                    "outside-read",
+                    "outside the root, outside/canary.txt was read",
+                ),
+            ],
+            ..test_record(id, Verdict::Unsafe)
+        };
+        let got = causes(&[race("race/swap-dir/view"), race("race/swap-dir/create")]);
+        let keys: Vec<(Verdict, &str, &str, usize)> = got
+            .iter()
+            .map(|c| (c.verdict, c.kind.as_str(), c.spec.as_str(), c.count))
+            .collect();
+        assert_eq!(keys, [(Verdict::Unsafe, "escape", "bug:B12", 2)]);
+        // A race whose rounds finding stands alone (no escape seen in the last round) keeps it.
+        let alone = CaseRecord {
+            source: vec!["bug:B12".into()],
+            findings: vec![finding(
+                Verdict::Unsafe,
+                "race-rounds",
+                "leaked in 1 of 5 rounds",
+            )],
+            ..test_record("race/swap-dir/view", Verdict::Unsafe)
+        };
+        assert_eq!(causes(&[alone])[0].kind, "race-rounds");
     }
 
     #[test]
