@@ -249,6 +249,34 @@ fn credential_reader_is_unsafe_uncontained_too() {
     assert_eq!(report["summary"]["containment"]["enabled"], false);
 }
 
+// See: issue 13 ("a decoy HOME holding canary credentials ...: a canary value in a reply, or an
+// open of a decoy file, is UNSAFE"): a handler that reads the key and keeps it to itself.
+#[test]
+fn a_key_read_and_kept_quiet_is_unsafe_contained_or_not() {
+    for extra in [&[][..], &["--no-contain"][..]] {
+        let (_copy_dir, script) = own_copy("quiet_key_reader.py");
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["--cases", "view/dir/root-trailing-slash"];
+        args.extend_from_slice(extra);
+        let (out, report) = certify(&script, &args, &[], dir.path());
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {out:?}");
+        let case = &report["cases"][0];
+        assert_eq!(case["verdict"], "UNSAFE", "{extra:?}: {case}");
+        let credential: Vec<&str> = case["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "credential-read")
+            .map(|f| f["detail"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            credential,
+            ["while the case ran, the decoy credential ~/.ssh/id_ed25519 in the handler's HOME was opened, read"],
+            "{extra:?}: {case}"
+        );
+    }
+}
+
 // See: issue 13 ("Children outlive memcert": a setsid child rewrote the Markdown report to
 // CERTIFIED and the JUnit to 0 failures two seconds after memcert exited).
 #[test]

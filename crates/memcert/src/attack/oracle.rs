@@ -584,7 +584,19 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
         });
     }
     let changed = changed_paths(&obs.outside_before, &obs.outside_after);
-    for t in &obs.touched {
+    for t in obs.touched.iter().filter(|t| t.decoy) {
+        let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: "credential-read".into(),
+            detail: format!(
+                "while the case ran, the decoy credential {} in the handler's HOME was {}",
+                t.path.display(),
+                ops.join(", ")
+            ),
+        });
+    }
+    for t in obs.touched.iter().filter(|t| !t.decoy) {
         if obs.startup_made.iter().any(|m| t.path.starts_with(m)) {
             continue;
         }
@@ -902,15 +914,18 @@ mod tests {
                 Touch {
                     path: PathBuf::from("base/.tmp"),
                     ops: vec![Op::Created, Op::Written, Op::RenamedAway],
+                    decoy: false,
                 },
                 // Named by the before/after comparison already.
                 Touch {
                     path: PathBuf::from("base/left.txt"),
                     ops: vec![Op::Created],
+                    decoy: false,
                 },
                 Touch {
                     path: PathBuf::from("base/outside/hard-source.txt"),
                     ops: vec![Op::Read],
+                    decoy: false,
                 },
             ],
             ..Default::default()

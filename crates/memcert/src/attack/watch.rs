@@ -14,7 +14,7 @@
 //!   folder (a listing of `/memories`, a `chmod` of the root) are the store's, not the
 //!   outside's, and are dropped.
 //! - On every outside regular file's inode: reads and writes, whatever name they went through
-//!   (`IN_ACCESS`, `IN_MODIFY`). Opens are not recorded (a careful handler may open an in-store
+//!   (`IN_ACCESS`, `IN_MODIFY`). Opens are not recorded, but on the decoy credentials (a careful handler may open an in-store
 //!   hard link, see its link count and refuse), nor attribute changes of files (removing or
 //!   renaming an in-store hard link changes the outside inode's link count).
 //!
@@ -37,7 +37,9 @@
 //! - Where inotify is missing or its limits are reached, [`Session::start`] returns `None` and
 //!   the case is judged by the before/after comparison alone.
 //! - Which process made an event is not known: anything in the window is the handler's.
-//! - The handler's HOME and TMPDIR (`Target::watched`) are compared before and after only.
+//! - The handler's HOME and TMPDIR (`Target::watched`) are compared before and after, and only
+//!   its decoy credentials (`Target::decoys`) are watched while the case runs: an open, a read or
+//!   a write of one is a credential read (`credential-read`, UNSAFE). Other files there are not.
 //!
 //! # Ambient authority
 //! None beyond `/proc/self/fd`: the end marker is made and removed through the run folder's
@@ -81,6 +83,8 @@ pub enum Op {
     RenamedHere,
     /// Deleted (`IN_DELETE`, `IN_DELETE_SELF`).
     Deleted,
+    /// Opened (`IN_OPEN`): recorded on the decoy credentials only.
+    Opened,
 }
 
 impl Op {
@@ -95,12 +99,13 @@ impl Op {
             Op::RenamedAway => "renamed away",
             Op::RenamedHere => "renamed onto",
             Op::Deleted => "deleted",
+            Op::Opened => "opened",
         }
     }
 
     /// True for the operations that only read ([`Op::Read`], [`Op::Listed`]).
     pub fn reads(self) -> bool {
-        matches!(self, Op::Read | Op::Listed)
+        matches!(self, Op::Read | Op::Listed | Op::Opened)
     }
 }
 
@@ -108,10 +113,14 @@ impl Op {
 /// `Sandbox::outside_unchecked`) and what was done to it, in the order first seen, each once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Touch {
-    /// The path, relative to the run folder.
+    /// The path, relative to the run folder; for a decoy credential, `~/` and its path in
+    /// the handler's HOME (`~/.ssh/id_ed25519`).
     pub path: PathBuf,
     /// What was done to it.
     pub ops: Vec<Op>,
+    /// It is a decoy credential of the handler's HOME ([`Session::start`]): any touch of it,
+    /// an open included, is a credential read.
+    pub decoy: bool,
 }
 
 /// The inotify instance a thread reuses.
@@ -175,6 +184,8 @@ struct Watched {
     label: PathBuf,
     /// A folder (events may name an entry of it) or a file.
     dir: bool,
+    /// A decoy credential file (opens are recorded too).
+    decoy: bool,
 }
 
 /// The watches of one case, from [`Session::start`] to [`Session::finish`].
@@ -207,9 +218,11 @@ fn file_flags() -> WatchFlags {
 impl Session {
     /// Watch the outside of `sandbox` ([module docs](self)) on this thread's inotify instance
     /// (made on first use), after dropping
-    /// whatever its queue held. `None` when inotify or one of its watches cannot be had here:
+    /// whatever its queue held, and each of `decoys` (the handler's decoy credentials: a label
+    /// such as `~/.ssh/id_ed25519` and an `O_PATH` handle of the file, `Target::decoys`) for
+    /// opens, reads and writes. `None` when inotify or one of its watches cannot be had here:
     /// the case is then judged by the before/after comparison alone.
-    pub fn start(sandbox: &Sandbox) -> Option<Session> {
+    pub fn start(sandbox: &Sandbox, decoys: &[(PathBuf, OwnedFd)]) -> Option<Session> {
         WATCHER.with(|cell| {
             let mut cell = cell.borrow_mut();
             let w = cell.get_or_insert_with(|| Watcher::new().ok()).as_ref()?;
@@ -231,6 +244,25 @@ impl Session {
                 if s.watch_tree(w, &fd, &label, 0).is_err() {
                     s.remove(w);
                     return None;
+                }
+            }
+            for (label, fd) in decoys {
+                let flags = WatchFlags::OPEN | file_flags();
+                match inotify::add_watch(&w.fd, proc_path(fd), flags) {
+                    Ok(wd) => {
+                        s.wds.insert(
+                            wd,
+                            Watched {
+                                label: label.clone(),
+                                dir: false,
+                                decoy: true,
+                            },
+                        );
+                    }
+                    Err(_) => {
+                        s.remove(w);
+                        return None;
+                    }
                 }
             }
             w.drain(|_, _, _| false).ok()?;
@@ -290,7 +322,11 @@ impl Session {
         }
         let flags = if dir { dir_flags() } else { file_flags() };
         let wd = inotify::add_watch(&w.fd, proc_path(fd), flags)?;
-        self.wds.entry(wd).or_insert(Watched { label, dir });
+        self.wds.entry(wd).or_insert(Watched {
+            label,
+            dir,
+            decoy: false,
+        });
         Ok(())
     }
 
@@ -335,14 +371,16 @@ impl Session {
             );
             made.is_ok() && rustix::fs::unlinkat(run, &marker, rustix::fs::AtFlags::empty()).is_ok()
         });
-        let mut touched: BTreeMap<PathBuf, Vec<Op>> = BTreeMap::new();
+        let mut touched: BTreeMap<PathBuf, (Vec<Op>, bool)> = BTreeMap::new();
         let marker_path = PathBuf::from(&marker);
         w.drain(|wd, flags, name| {
             if let Some((path, op)) = self.event(wd, flags, name) {
                 if marked && path == marker_path {
                     return op == Op::Created;
                 }
-                let ops = touched.entry(path).or_default();
+                let decoy = self.wds.get(&wd).is_some_and(|w| w.decoy);
+                let (ops, is_decoy) = touched.entry(path).or_default();
+                *is_decoy |= decoy;
                 if !ops.contains(&op) {
                     ops.push(op);
                 }
@@ -352,7 +390,7 @@ impl Session {
         .map_err(|e| format!("watching the outside failed: {e}"))?;
         Ok(touched
             .into_iter()
-            .map(|(path, ops)| Touch { path, ops })
+            .map(|(path, (ops, decoy))| Touch { path, ops, decoy })
             .collect())
     }
 
@@ -372,7 +410,9 @@ impl Session {
             return None;
         }
         let is_dir = flags.contains(ReadFlags::ISDIR) || (name.is_empty() && watched.dir);
-        let op = if flags.contains(ReadFlags::CREATE) {
+        let op = if watched.decoy && flags.contains(ReadFlags::OPEN) {
+            Op::Opened
+        } else if flags.contains(ReadFlags::CREATE) {
             Op::Created
         } else if flags.intersects(ReadFlags::DELETE | ReadFlags::DELETE_SELF) {
             Op::Deleted
@@ -422,7 +462,7 @@ mod tests {
         }];
         let sb = Sandbox::create_unchecked(&setup).unwrap();
         let before = sb.outside_unchecked();
-        let s = Session::start(&sb).expect("inotify");
+        let s = Session::start(&sb, &[]).expect("inotify");
         // The handler: a temp file in the store's parent renamed into the store, and a read
         // through the in-store hard link.
         std::fs::write(sb.base().join(".tmp-x"), "x").unwrap();
@@ -446,7 +486,7 @@ mod tests {
             ]
         );
         // The next case on the same thread reuses the instance and starts clean.
-        let s = Session::start(&sb).expect("inotify");
+        let s = Session::start(&sb, &[]).expect("inotify");
         assert_eq!(s.finish(&sb).unwrap(), Vec::new());
     }
 
@@ -457,7 +497,7 @@ mod tests {
             target: LinkTo::Outside(String::new()),
         }];
         let sb = Sandbox::create_unchecked(&setup).unwrap();
-        let s = Session::start(&sb).expect("inotify");
+        let s = Session::start(&sb, &[]).expect("inotify");
         std::fs::read_dir(sb.root().join("out"))
             .unwrap()
             .for_each(drop);

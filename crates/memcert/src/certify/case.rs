@@ -200,7 +200,7 @@ fn run_prepared(
             }
             // The outside is watched from here to the last answer (attack::watch): memcert's
             // own walks before and after are not in the window.
-            let watch = crate::attack::watch::Session::start(&sandbox);
+            let watch = crate::attack::watch::Session::start(&sandbox, &target.decoys());
             send_turns(case, &inputs, &sandbox, target, config, &mut obs);
             match watch.map(|w| w.finish(&sandbox)) {
                 Some(Ok(touched)) => obs.touched = touched,

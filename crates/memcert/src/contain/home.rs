@@ -51,6 +51,43 @@ pub(super) fn lay_out(home: &Dir, token: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// The decoy files under `home` ([`files`]) as `~/<path>` and an `O_PATH | O_NOFOLLOW` handle
+/// each, opened through `home`'s handle; a decoy the handler removed or replaced by a link or a
+/// folder is left out.
+pub(super) fn open_decoys(home: &Dir) -> Vec<(std::path::PathBuf, std::os::fd::OwnedFd)> {
+    use rustix::fs::{openat, FileType, Mode, OFlags};
+    let mut out = Vec::new();
+    for (rel, _) in files("") {
+        let rel = Path::new(rel);
+        let mut dir: std::os::fd::OwnedFd = match home.try_clone() {
+            Ok(d) => d.into_std_file().into(),
+            Err(_) => return out,
+        };
+        let parts: Vec<_> = rel.components().collect();
+        let mut ok = true;
+        for part in &parts[..parts.len() - 1] {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match openat(&dir, part.as_os_str(), flags, Mode::empty()) {
+                Ok(d) => dir = d,
+                Err(_) => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        let name = rel.file_name().unwrap_or_default();
+        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if let (true, Ok(fd)) = (ok, openat(&dir, name, flags, Mode::empty())) {
+            let regular = rustix::fs::fstat(&fd)
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+            if regular {
+                out.push((Path::new("~").join(rel), fd));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

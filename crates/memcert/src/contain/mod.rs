@@ -117,6 +117,13 @@ impl Cell {
         &self.home
     }
 
+    /// The decoy credential files of the HOME ([`home::files`]), each as `~/<path>` and an
+    /// `O_PATH` handle opened from the HOME's handle, no link followed; a decoy the handler
+    /// removed or replaced by a link is left out.
+    pub fn decoys(&self) -> Vec<(std::path::PathBuf, std::os::fd::OwnedFd)> {
+        home::open_decoys(self.home.dir())
+    }
+
     /// The canary token every decoy credential and every canary environment value holds: in a
     /// reply, it shows that the handler read credentials.
     pub fn token(&self) -> &str {

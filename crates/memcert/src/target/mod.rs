@@ -149,6 +149,15 @@ pub trait Target {
         self.containment().privileged
     }
 
+    /// The decoy credential files of the handler's HOME, each as its label (`~/.ssh/id_ed25519`)
+    /// and an `O_PATH` handle opened through the HOME's handle with no link followed: the
+    /// runner watches them while each case runs (`attack::watch`), and an open, a read or a
+    /// write of one is UNSAFE (`credential-read`). Empty (the default) for in-process handlers,
+    /// which have no HOME of their own.
+    fn decoys(&self) -> Vec<(std::path::PathBuf, std::os::fd::OwnedFd)> {
+        Vec::new()
+    }
+
     /// Canary tokens planted where credentials are looked for (the decoy HOME, canary
     /// environment values): one in a reply shows the handler read credentials.
     fn canaries(&self) -> Vec<String> {

@@ -503,6 +503,10 @@ impl Target for Stdio {
         self.cell.iter().map(Cell::home_scratch).collect()
     }
 
+    fn decoys(&self) -> Vec<(std::path::PathBuf, std::os::fd::OwnedFd)> {
+        self.cell.iter().flat_map(Cell::decoys).collect()
+    }
+
     fn scratch(&self) -> Option<&Path> {
         self.cell.as_ref().map(Cell::scratch)
     }
