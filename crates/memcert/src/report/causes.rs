@@ -174,9 +174,17 @@ pub fn unaimed_creation(c: &CaseRecord, kind: &str, detail: &str) -> Option<Stri
     if kind != "outside-changed" {
         return None;
     }
-    let path = detail
-        .strip_prefix("outside the root, ")?
-        .strip_suffix(" was created")?;
+    // Also the watch's record of a file made and undone while the case ran (`attack::watch`:
+    // "while the case ran, outside the root, base/.tmp-1 was created, written, renamed away").
+    let path = match detail.strip_prefix("while the case ran, outside the root, ") {
+        Some(rest) => rest
+            .split_once(" was ")
+            .filter(|(_, ops)| ops.starts_with("created"))
+            .map(|(p, _)| p)?,
+        None => detail
+            .strip_prefix("outside the root, ")?
+            .strip_suffix(" was created")?,
+    };
     let name = path.rsplit('/').next().filter(|n| !n.is_empty())?;
     let aimed = c.steps.iter().any(|s| {
         crate::protocol::strings_in(&s.input)
@@ -319,6 +327,11 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             }
             seen.push(effect);
             let (slot, shape) = match (effect, unaimed) {
+                // A file made and undone while the case ran: its name is often random (a temp
+                // file), so the shape, not the name, makes the cause.
+                (_, Some(_)) if f.detail.starts_with("while the case ran, ") => {
+                    (String::new(), shape(&f.detail))
+                }
                 (_, Some(path)) => (
                     String::new(),
                     format!("outside the root, {path} was created"),
@@ -672,6 +685,46 @@ mod tests {
         for (detail, want) in cases {
             assert_eq!(shape(detail), want, "{detail}");
         }
+    }
+
+    #[test]
+    fn a_temp_file_made_and_undone_outside_by_every_write_is_one_side_effect() {
+        let write = |id: &str, tmp: &str| {
+            CaseRecord {
+            source: vec!["spec:2.4/F1".into()],
+            steps: vec![crate::certify::StepRecord {
+                input: serde_json::json!({"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "x"}),
+                reply: None,
+                reply_cut: None,
+                error: None,
+                expected: String::new(),
+                verdict: Verdict::Pass,
+            }],
+            findings: vec![finding(
+                Verdict::Unsafe,
+                "outside-changed",
+                &format!("while the case ran, outside the root, base/{tmp} was created, written, renamed away"),
+            )],
+            ..test_record(id, Verdict::Unsafe)
+        }
+        };
+        let got = causes(&[
+            write("insert/at-top", ".tmp-1-a8f"),
+            write("str_replace/success", ".tmp-7-c01"),
+        ]);
+        let keys: Vec<(Verdict, &str, &str, usize)> = got
+            .iter()
+            .map(|c| (c.verdict, c.kind.as_str(), c.shape.as_str(), c.count))
+            .collect();
+        assert_eq!(
+            keys,
+            [(
+                Verdict::Unsafe,
+                SIDE_EFFECT,
+                "while the case ran, outside the root, <path> was created, written, renamed away",
+                2
+            )]
+        );
     }
 
     #[test]
