@@ -2060,3 +2060,77 @@ fn memcert_toml_gives_flags_and_the_command_line_wins() {
         "memcert: error: memcert.toml: [certify] `bogus` is not a flag of memcert certify (memcert certify --help lists them)\n"
     );
 }
+
+/// The SARIF report of a run on the pinned Python SDK handler validates against the SARIF 2.1.0
+/// schema (vendored in `crates/memcert/tests/sarif_schema/`, from the serde-sarif crate), holds
+/// one result per FAIL or UNSAFE cause of the JSON report, and every result has a
+/// repository-relative location and fingerprints. The handler lives in an installed package,
+/// so the location is the one `--sarif-location` names.
+#[test]
+fn sarif_of_the_pinned_python_sdk_validates_with_one_result_per_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let sarif = dir.path().join("sdk.sarif");
+    let json = dir.path().join("sdk.json");
+    let py = python();
+    let out = memcert(&[
+        "certify",
+        "--python",
+        "anthropic.tools:BetaLocalFilesystemMemoryTool",
+        "--python-exe",
+        &py,
+        "--profile",
+        "python-sdk",
+        "--level",
+        "quick",
+        "--exclude",
+        "race/*",
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--sarif-location",
+        "adapters/python/requirements.txt",
+        "--report-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            root().join("crates/memcert/tests/sarif_schema/sarif-2.1.0.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
+    assert_eq!(errors, Vec::<String>::new());
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let causes = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "UNSAFE" || c["verdict"] == "FAIL")
+        .count();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert!(causes > 0);
+    assert_eq!(results.len(), causes);
+    for r in results {
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["artifactLocation"],
+            serde_json::json!({"uri": "adapters/python/requirements.txt", "uriBaseId": "%SRCROOT%"})
+        );
+        assert_eq!(
+            r["partialFingerprints"]["memcertCause/v1"]
+                .as_str()
+                .unwrap()
+                .len(),
+            32
+        );
+    }
+}
