@@ -162,6 +162,36 @@ pub fn effect(kind: &str) -> &str {
     }
 }
 
+/// The grouping slot (what besides verdict and effect keys a cause) and the shape of finding
+/// `f` of case `c`, whose effect is `effect` and whose rule is `rule`; `unaimed` is the path of
+/// a file created outside that no input named ([`unaimed_creation`]).
+fn slot_and_shape(
+    effect: &str,
+    unaimed: Option<String>,
+    c: &CaseRecord,
+    f: &crate::attack::oracle::Finding,
+    rule: &str,
+) -> (String, String) {
+    match (effect, unaimed) {
+        // A file made and undone while the case ran: its name is often random (a temp
+        // file), so the shape, not the name, makes the cause.
+        (_, Some(_)) if f.detail.starts_with("while the case ran, ") => {
+            (String::new(), shape(&f.detail))
+        }
+        (_, Some(path)) => (
+            String::new(),
+            format!("outside the root, {path} was created"),
+        ),
+        ("escape", None) => (rule.to_owned(), String::new()),
+        // How a handler words its errors is one flaw whatever the case tested.
+        ("host-path-disclosed", None) => (String::new(), shape(&f.detail)),
+        // One stop of the whole run is one cause, whatever each case's rule.
+        ("deadline", None) => (String::new(), shape(&f.detail)),
+        ("reply" | "check", None) => reply_or_check_key(c, f, rule),
+        _ => (rule.to_owned(), shape(&f.detail)),
+    }
+}
+
 /// The effect of a file created outside the root that no input of its case aimed at.
 pub const SIDE_EFFECT: &str = "side-effect";
 
@@ -326,24 +356,7 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
                 continue;
             }
             seen.push(effect);
-            let (slot, shape) = match (effect, unaimed) {
-                // A file made and undone while the case ran: its name is often random (a temp
-                // file), so the shape, not the name, makes the cause.
-                (_, Some(_)) if f.detail.starts_with("while the case ran, ") => {
-                    (String::new(), shape(&f.detail))
-                }
-                (_, Some(path)) => (
-                    String::new(),
-                    format!("outside the root, {path} was created"),
-                ),
-                ("escape", None) => (rule.clone(), String::new()),
-                // How a handler words its errors is one flaw whatever the case tested.
-                ("host-path-disclosed", None) => (String::new(), shape(&f.detail)),
-                // One stop of the whole run is one cause, whatever each case's rule.
-                ("deadline", None) => (String::new(), shape(&f.detail)),
-                ("reply" | "check", None) => reply_or_check_key(c, f, &rule),
-                _ => (rule.clone(), shape(&f.detail)),
-            };
+            let (slot, shape) = slot_and_shape(effect, unaimed, c, f, &rule);
             let key = (f.verdict, effect.to_owned(), slot, shape);
             let (list, kinds, rules) = groups.entry(key).or_default();
             if !kinds.contains(&f.kind) {
