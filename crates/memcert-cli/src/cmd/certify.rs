@@ -173,7 +173,7 @@ fn run_catalog(args: &CertifyArgs, config: Config) -> Result<i32> {
     let h = &args.handler;
     if h.python.is_none() && h.node.is_none() && h.stdio.is_none() {
         // A run in the wrong folder (its memcert.toml one level up) must not pass unnoticed.
-        warn("no handler given (--python, --node, --stdio, --app, or a memcert.toml here): certifying memcert's built-in reference handler");
+        say("note: no handler given (--python, --node, --stdio, --app, or a memcert.toml here): certifying memcert's built-in reference handler");
     }
     let mut handler = args.handler.start(args.grade.profile, &config.stop)?;
     let mut pending = baseline_policy(args).pending_writer();
