@@ -508,14 +508,16 @@ impl FailOn {
 type ReportRender = fn(&certify::Summary, &[certify::CaseRecord]) -> String;
 
 impl ReportArgs {
-    /// Each report: what it is called in errors, the file asked for, and how it is rendered.
-    fn table(&self) -> [(&'static str, &Option<PathBuf>, ReportRender); 5] {
+    /// Each report: what it is called in errors, the file asked for, and how it is rendered from
+    /// the run alone (`None`: it needs options, and [`ReportArgs::files`] builds it).
+    fn table(&self) -> [(&'static str, &Option<PathBuf>, Option<ReportRender>); 5] {
         [
-            ("JSON report", &self.report_json, json::render_file),
-            ("JUnit report", &self.junit, junit::render),
-            ("Markdown report", &self.markdown, markdown::render),
-            ("HTML report", &self.html, html::render),
-            ("SARIF report", &self.sarif, json::render_file),
+            ("JSON report", &self.report_json, Some(json::render_file)),
+            ("JUnit report", &self.junit, Some(junit::render)),
+            ("Markdown report", &self.markdown, Some(markdown::render)),
+            // These two take options besides the run ([`ReportArgs::files`]).
+            ("HTML report", &self.html, None),
+            ("SARIF report", &self.sarif, None),
         ]
     }
 
@@ -538,8 +540,7 @@ impl ReportArgs {
         let mut files: Vec<FileReport> = self
             .table()
             .into_iter()
-            .filter(|(what, _, _)| !matches!(*what, "HTML report" | "SARIF report"))
-            .filter_map(|(_, path, render)| path.clone().map(|p| FileReport::new(p, render)))
+            .filter_map(|(_, path, render)| Some(FileReport::new(path.clone()?, render?)))
             .collect();
         if let Some(path) = &self.html {
             let url = self.spec_url.clone();
