@@ -1867,38 +1867,17 @@ fn cold_careful_handlers_certify_with_their_exact_verdicts() {
 fn sarif_results_are_the_causes_and_point_at_the_handler_file() {
     let dir = tempfile::tempdir().unwrap();
     let sarif = dir.path().join("r.sarif");
-    let json = dir.path().join("r.json");
     let py = python();
-    let out = memcert(&[
-        "certify",
+    let (code, log, report) = certify_with_sarif(&[
         "--python",
         "fixtures/handlers/flawed/naive_join.py:NaiveJoinMemoryTool",
         "--python-exe",
         &py,
         "--cases",
         "traversal/dotdot/*",
-        "--sarif",
-        sarif.to_str().unwrap(),
-        "--report-json",
-        json.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(1));
-    let log: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let want: Vec<(String, u64)> = report["causes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["verdict"] == "UNSAFE" || c["verdict"] == "FAIL")
-        .map(|c| {
-            (
-                c["verdict"].as_str().unwrap().to_owned(),
-                c["count"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    assert_eq!(code, Some(1));
+    let want = blocking_causes(&report);
     let got: Vec<(String, u64)> = log["runs"][0]["results"]
         .as_array()
         .unwrap()
@@ -2068,12 +2047,8 @@ fn memcert_toml_gives_flags_and_the_command_line_wins() {
 /// so the location is the one `--sarif-location` names.
 #[test]
 fn sarif_of_the_pinned_python_sdk_validates_with_one_result_per_cause() {
-    let dir = tempfile::tempdir().unwrap();
-    let sarif = dir.path().join("sdk.sarif");
-    let json = dir.path().join("sdk.json");
     let py = python();
-    let out = memcert(&[
-        "certify",
+    let (code, log, report) = certify_with_sarif(&[
         "--python",
         "anthropic.tools:BetaLocalFilesystemMemoryTool",
         "--python-exe",
@@ -2084,21 +2059,10 @@ fn sarif_of_the_pinned_python_sdk_validates_with_one_result_per_cause() {
         "quick",
         "--exclude",
         "race/*",
-        "--sarif",
-        sarif.to_str().unwrap(),
         "--sarif-location",
         "adapters/python/requirements.txt",
-        "--report-json",
-        json.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let log: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(code, Some(1));
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             root().join("crates/memcert/tests/sarif_schema/sarif-2.1.0.schema.json"),
@@ -2109,14 +2073,7 @@ fn sarif_of_the_pinned_python_sdk_validates_with_one_result_per_cause() {
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(&log).map(|e| e.to_string()).collect();
     assert_eq!(errors, Vec::<String>::new());
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let causes = report["causes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["verdict"] == "UNSAFE" || c["verdict"] == "FAIL")
-        .count();
+    let causes = blocking_causes(&report).len();
     let results = log["runs"][0]["results"].as_array().unwrap();
     assert!(causes > 0);
     assert_eq!(results.len(), causes);
@@ -2133,4 +2090,40 @@ fn sarif_of_the_pinned_python_sdk_validates_with_one_result_per_cause() {
             32
         );
     }
+}
+
+/// Run `memcert certify ARGS --sarif F --report-json G`; the exit code, the SARIF log and the
+/// JSON report.
+fn certify_with_sarif(args: &[&str]) -> (Option<i32>, serde_json::Value, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let (sarif, json) = (dir.path().join("r.sarif"), dir.path().join("r.json"));
+    let mut all = vec!["certify"];
+    all.extend_from_slice(args);
+    all.extend([
+        "--sarif",
+        sarif.to_str().unwrap(),
+        "--report-json",
+        json.to_str().unwrap(),
+    ]);
+    let out = memcert(&all);
+    let read = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    (out.status.code(), read(&sarif), read(&json))
+}
+
+/// The FAIL and UNSAFE causes of a JSON report, `(verdict, count)` in report order.
+fn blocking_causes(report: &serde_json::Value) -> Vec<(String, u64)> {
+    report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "UNSAFE" || c["verdict"] == "FAIL")
+        .map(|c| {
+            (
+                c["verdict"].as_str().unwrap().to_owned(),
+                c["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
