@@ -6,6 +6,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Some machines (CI images among them) have a regular file at /dev/null. Whatever a build script
+# sends there, the next cargo run's rustc probe (`rustc -`, stdin from /dev/null) reads back as Rust
+# source, and the run fails with "failed to run `rustc` to learn about target-specific
+# information". So /dev/null is emptied before each cargo run (exported, so the scripts this one
+# runs get it too); on a real device this does nothing.
+empty_dev_null() {
+  if [ ! -c /dev/null ] && [ -f /dev/null ] && [ -w /dev/null ]; then : >/dev/null; fi
+}
+cargo() {
+  empty_dev_null
+  command cargo "$@"
+}
+export -f empty_dev_null cargo
+if [ ! -c /dev/null ]; then
+  echo "note: /dev/null is not a character device on this machine; it is emptied before each cargo run"
+fi
+
 # Nothing may be installed into global folders: their listing before and after must match.
 global_state() {
   local dirs=("$HOME/.cargo/bin" "$HOME/.local/bin" /usr/local/bin /usr/local/lib)
@@ -44,6 +61,7 @@ INSTA_UPDATE=no cargo test --workspace --all-features --locked
 # never run here.
 
 echo "==> packages: the wheel and the npm packages from one release build, installed and run"
+empty_dev_null # maturin runs cargo
 bash scripts/package.sh
 bash scripts/check-packages.sh
 
