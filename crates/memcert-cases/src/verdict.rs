@@ -440,22 +440,47 @@ fn compare_listing(
             Some(_) => {}
         }
     }
-    if let Some(extra) = got
+    // Dot-names and node_modules are left out of the documented listing, whose header says so;
+    // a listing that shows them under a header that does not promise to leave them out tells
+    // no lie: NON-STRICT, one note per kind.
+    // The header is the first line, unless that line is an entry (a listing with no header).
+    let first = text.lines().next().unwrap_or("");
+    let header = if got
         .iter()
-        .find(|g| g.path != own && !entries.iter().any(|e| e.path == g.path))
+        .any(|g| g.path != own && first.contains(g.path.as_str()))
+    {
+        String::new()
+    } else {
+        first.to_lowercase()
+    };
+    for extra in got
+        .iter()
+        .filter(|g| g.path != own && !entries.iter().any(|e| e.path == g.path))
     {
         let p = &extra.path;
         let rel = p.strip_prefix(own.as_str()).unwrap_or(p);
-        let why = if rel.split('/').any(|c| c.starts_with('.')) {
-            "a dot-name, which listings leave out"
+        let (why, promised) = if rel.split('/').any(|c| c.starts_with('.')) {
+            (
+                "a dot-name, which listings leave out",
+                header.contains("hidden"),
+            )
         } else if rel.split('/').any(|c| c == "node_modules") {
-            "node_modules, which listings leave out"
+            (
+                "node_modules, which listings leave out",
+                header.contains("node_modules"),
+            )
         } else if rel.matches('/').count() > 2 {
-            "deeper than 2 levels"
+            ("deeper than 2 levels", true)
         } else {
-            "which the case does not expect"
+            ("which the case does not expect", true)
         };
-        return Err(format!("the listing shows {p}, {why}"));
+        if promised {
+            return Err(format!("the listing shows {p}, {why}"));
+        }
+        let note = format!("the listing shows {why}; its header does not say it leaves them out");
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
     }
     Ok(notes)
 }
@@ -651,6 +676,42 @@ mod tests {
     }
 
     #[test]
+    fn hidden_names_listed_are_a_lie_only_under_a_header_that_promises_to_leave_them_out() {
+        let want = [ListEntry {
+            size: 1,
+            path: "/memories/n.txt".into(),
+            dir: false,
+        }];
+        let body = "4.0K\t/memories\n4.0K\t/memories/node_modules\n1\t/memories/node_modules/m.txt\n2\t/memories/.h\n1\t/memories/n.txt";
+        let promised = format!("Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n{body}");
+        assert_eq!(
+            compare_listing("/memories", &want, &promised),
+            Err(
+                "the listing shows /memories/node_modules, node_modules, which listings leave out"
+                    .into()
+            )
+        );
+        let plain = format!("Contents of /memories:\n{body}");
+        assert_eq!(
+            compare_listing("/memories", &want, &plain),
+            Ok(vec![
+                "the listing shows node_modules, which listings leave out; its header does not say it leaves them out".to_owned(),
+                "the listing shows a dot-name, which listings leave out; its header does not say it leaves them out".to_owned(),
+            ])
+        );
+        // No header: the first line is an entry that names node_modules, not a promise.
+        assert_eq!(
+            compare_listing("/memories", &want, body).map(|n| n.len()),
+            Ok(2)
+        );
+        let hidden_only = format!("Files in /memories (hidden items left out):\n{body}");
+        assert_eq!(
+            compare_listing("/memories", &want, &hidden_only),
+            Err("the listing shows /memories/.h, a dot-name, which listings leave out".into())
+        );
+    }
+
+    #[test]
     fn error_prefix_is_optional_but_is_error_is_not() {
         let r = Reply::Exact(Outcome::DeleteNotFound {
             path: "/memories/g".into(),
@@ -778,13 +839,23 @@ mod tests {
         let g = grade(
             &dir,
             ToolResult::ok(
-                "Listing:\n4K\t/memories\n4K\t/memories/a/\n10\t/memories/a/x.txt\n1\t/memories/.h",
+                "Listing, hidden items left out:\n4K\t/memories\n4K\t/memories/a/\n10\t/memories/a/x.txt\n1\t/memories/.h",
             ),
         );
         assert_eq!(
-            g.note,
-            "the listing shows /memories/.h, a dot-name, which listings leave out"
+            (g.verdict, g.note.as_str()),
+            (
+                Verdict::Fail,
+                "the listing shows /memories/.h, a dot-name, which listings leave out"
+            )
         );
+        let g = grade(
+            &dir,
+            ToolResult::ok(
+                "Listing:\n4K\t/memories\n4K\t/memories/a/\n10\t/memories/a/x.txt\n1\t/memories/.h",
+            ),
+        );
+        assert_eq!(g.verdict, Verdict::NonStrict, "{}", g.note);
 
         let view = step(
             json!({"command": "view", "path": "/memories/f"}),

@@ -204,7 +204,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
             Ok(r) => {
                 findings.extend(disclosures(i, r, obs));
                 if let Some(read) = read_over(obs, i) {
-                    findings.push(unbounded_read(i, read));
+                    findings.push(unbounded_read(i, read, hazard_of(case)));
                 }
                 if let Some(step) = case.steps.get(i) {
                     let g = grade_step(step, r, profile, case.level, strict);
@@ -227,6 +227,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                         bytes: 0,
                         by_process: true,
                     }),
+                    hazard_of(case),
                 ));
             }
             Err(_) if i + 1 == obs.replies.len() && obs.reply_too_large.is_some() => {
@@ -313,18 +314,23 @@ fn read_over(obs: &Observation, i: usize) -> Option<ReadCount> {
         .filter(|r| r.bytes > UNBOUNDED_READ_BYTES)
 }
 
-/// The FAIL finding for step `i`, which read `read` (`bug:B17`).
-fn unbounded_read(i: usize, read: ReadCount) -> Finding {
+/// The FAIL finding for step `i`, which read `read` (`bug:B17`); `hazard` is what the case
+/// planted for the command to meet ([`hazard_of`]), named in the detail so that the causes can
+/// tell a special file read (no file-type check) from a huge file read whole (no size cap):
+/// `step 1: unbounded read of a character device: the handler read 68157520 bytes for one
+/// call, more than 16777216 (bug:B17)`.
+fn unbounded_read(i: usize, read: ReadCount, hazard: Option<&str>) -> Finding {
     let what = if read.by_process {
         "the handler read"
     } else {
         "the reply holds"
     };
+    let of = hazard.map(|h| format!(" of {h}")).unwrap_or_default();
     Finding {
         verdict: Verdict::Fail,
         kind: UNBOUNDED_READ.into(),
         detail: format!(
-            "step {}: unbounded read: {what} {} bytes for one call, more than {UNBOUNDED_READ_BYTES} (bug:B17)",
+            "step {}: unbounded read{of}: {what} {} bytes for one call, more than {UNBOUNDED_READ_BYTES} (bug:B17)",
             i + 1,
             read.bytes
         ),
@@ -809,7 +815,7 @@ mod tests {
         assert_eq!(j.findings.len(), 1, "{:?}", j.findings);
         assert_eq!(
             j.findings[0].detail,
-            "step 1: unbounded read: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)"
+            "step 1: unbounded read of a huge file: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)"
         );
     }
 

@@ -131,6 +131,9 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
         ("reply-too-large", _) => {
             "bound what one answer holds: refuse or page a file over a size limit (view_range), never read without a bound"
         }
+        ("unbounded-read", _) if shape == SPECIAL_FILE_READ => {
+            "never open a FIFO, socket or device for reading or writing: lstat first, open with O_NONBLOCK and fstat again"
+        }
         ("unbounded-read", _) => {
             "bound what one call reads: fstat first, refuse anything but a regular file and any file over a size limit, read at most that limit"
         }
@@ -154,11 +157,42 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
 /// The effect a finding kind groups under: `escape` for the kinds that mean the handler reached
 /// outside the root ([`oracle::is_escape`]; which of them shows follows from the command the
 /// case sent, not from the flaw), the kind itself otherwise.
+///
+/// A `hang` groups as `unbounded-read`: a call that never answered on a planted FIFO or device
+/// is a read without a bound that did not end, one flaw with the read that did (`bug:B17`).
 pub fn effect(kind: &str) -> &str {
     if oracle::is_escape(kind) {
         "escape"
+    } else if kind == oracle::HANG {
+        oracle::UNBOUNDED_READ
     } else {
         kind
+    }
+}
+
+/// The shape of the cause of every hang or unbounded read on a planted FIFO, socket or device
+/// (`bug:B17`): the handler lacks a file-type check, whichever command or case met it.
+pub const SPECIAL_FILE_READ: &str =
+    "reads a FIFO, socket or device instead of refusing it: the call hangs or its read never ends (bug:B17)";
+/// The shape of the cause of every hang or unbounded read on a planted huge file (`bug:B17`):
+/// the handler reads a file whole with no size limit.
+pub const HUGE_FILE_READ: &str = "reads a huge file whole, with no size limit (bug:B17)";
+
+/// The slot and shape of an `unbounded-read` or `hang` finding whose detail names the hazard
+/// its case planted (`attack::oracle::hazard_of`: "hangs on a FIFO", "unbounded read of a
+/// character device"); `None` when it names none (the rule then keys the cause).
+fn read_slot(detail: &str) -> Option<(String, String)> {
+    let names =
+        |h: &str| detail.contains(&format!("on {h}:")) || detail.contains(&format!("of {h}:"));
+    if ["a FIFO", "a socket", "a character device"]
+        .into_iter()
+        .any(names)
+    {
+        Some(("special-file".into(), SPECIAL_FILE_READ.into()))
+    } else if names("a huge file") {
+        Some(("huge-file".into(), HUGE_FILE_READ.into()))
+    } else {
+        None
     }
 }
 
@@ -188,6 +222,10 @@ fn slot_and_shape(
         // One stop of the whole run is one cause, whatever each case's rule.
         ("deadline", None) => (String::new(), shape(&f.detail)),
         ("reply" | "check", None) => reply_or_check_key(c, f, rule),
+        // What was read, not which command or requirement met it: one flaw, one cause.
+        ("unbounded-read", None) => {
+            read_slot(&f.detail).unwrap_or_else(|| (rule.to_owned(), shape(&f.detail)))
+        }
         _ => (rule.to_owned(), shape(&f.detail)),
     }
 }
@@ -698,6 +736,72 @@ mod tests {
         for (detail, want) in cases {
             assert_eq!(shape(detail), want, "{detail}");
         }
+    }
+
+    #[test]
+    fn a_view_without_a_file_type_check_is_one_cause_and_a_huge_read_another() {
+        let rec = |id: &str, source: &[&str], kind: &str, detail: &str| CaseRecord {
+            source: source.iter().map(|s| (*s).to_owned()).collect(),
+            findings: vec![finding(Verdict::Fail, kind, detail)],
+            ..test_record(id, Verdict::Fail)
+        };
+        let hang = "step 1: hangs on a FIFO: no answer within 10s; the handler was stopped and will be restarted (bug:B17)";
+        let got = causes(&[
+            rec("view/fifo", &["spec:2.1/C27"], "hang", hang),
+            rec("hazard/fifo/view", &["spec:2.1/C27", "bug:B17"], "hang", hang),
+            rec(
+                "hazard/char-device/view",
+                &["spec:2.1/C27", "bug:B17"],
+                "unbounded-read",
+                "step 1: unbounded read of a character device: the handler read 68157520 bytes for one call, more than 16777216 (bug:B17)",
+            ),
+            rec(
+                "hazard/huge-file/view",
+                &["bug:B17"],
+                "unbounded-read",
+                "step 1: unbounded read of a huge file: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)",
+            ),
+        ]);
+        let seen: Vec<(&str, &str, Vec<&str>, Vec<&str>)> = got
+            .iter()
+            .map(|c| {
+                (
+                    c.kind.as_str(),
+                    c.shape.as_str(),
+                    c.kinds.iter().map(String::as_str).collect(),
+                    c.ids.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    "unbounded-read",
+                    SPECIAL_FILE_READ,
+                    vec!["hang", "unbounded-read"],
+                    vec!["view/fifo", "hazard/fifo/view", "hazard/char-device/view"],
+                ),
+                (
+                    "unbounded-read",
+                    HUGE_FILE_READ,
+                    vec!["unbounded-read"],
+                    vec!["hazard/huge-file/view"],
+                ),
+            ]
+        );
+        assert!(
+            got[0]
+                .hint
+                .starts_with("never open a FIFO, socket or device"),
+            "{}",
+            got[0].hint
+        );
+        assert!(
+            got[1].hint.starts_with("bound what one call reads"),
+            "{}",
+            got[1].hint
+        );
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //! - Rule ids are `<effect>/<rule>` (`escape/bug:B01`, `reply/spec:2.1/D3`): the cause's effect
 //!   ([`super::causes::effect`]) and its rule ([`super::causes::rule`]); they change only when
 //!   the catalog re-cites a case. Each result carries `partialFingerprints`
-//!   (`memcertCause/v1`: the SHA-256 of rule id and the cause's shape, first 32 hex digits), so an
+//!   (`memcertCause/v1`: the SHA-256 of rule id and the cause's shape, or of an escape's rule id
+//!   alone, first 32 hex digits: [`fingerprint`]), so an
 //!   alert stays the same alert across runs while the cause is the same.
 //! - A cause whose every case the expected-failures list excuses has an `external` suppression.
 //! - Untrusted text (findings quote handler replies) is written with every hidden character shown
@@ -71,9 +72,16 @@ pub fn rule_id(cause: &Cause) -> String {
 }
 
 /// The `memcertCause/v1` fingerprint of a cause: the first 32 hex digits of the SHA-256 of its
-/// rule id, a newline and its shape.
+/// rule id, a newline and its shape; for an escape, the word `escape` instead of the shape (an
+/// escape's shape lists what was seen, read or changed or copied, and mending one of those must
+/// not turn the rest into a new alert).
 pub fn fingerprint(cause: &Cause) -> String {
-    let digest = sha2::Sha256::digest(format!("{}\n{}", rule_id(cause), cause.shape));
+    let shape = if cause.kind == "escape" {
+        "escape"
+    } else {
+        cause.shape.as_str()
+    };
+    let digest = sha2::Sha256::digest(format!("{}\n{shape}", rule_id(cause)));
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
@@ -312,6 +320,25 @@ mod tests {
             non_strict,
         };
         serde_json::from_str(&render_with(&summary, &cases, &opts)).unwrap()
+    }
+
+    #[test]
+    fn an_escape_keeps_its_fingerprint_when_part_of_it_is_mended() {
+        let (_, cases) = sample();
+        let mut cause = super::super::causes::causes(&cases).remove(0);
+        assert_eq!(cause.shape, "reached outside the root (read)");
+        let before = fingerprint(&cause);
+        // sha256("escape/bug:B01\nescape"), first 16 bytes.
+        let want: String = sha2::Sha256::digest("escape/bug:B01\nescape")
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(before, want);
+        cause.shape = "reached outside the root (changed, read)".into();
+        assert_eq!(fingerprint(&cause), before);
+        cause.kind = "reply".into();
+        assert_ne!(fingerprint(&cause), before);
     }
 
     #[test]
