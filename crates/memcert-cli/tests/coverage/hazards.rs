@@ -159,3 +159,36 @@ fn a_huge_file_read_whole_before_its_size_is_checked_is_an_unbounded_read() {
         "{bytes}"
     );
 }
+
+#[test]
+fn a_view_with_no_file_type_check_is_one_cause_over_the_fifo_and_the_device() {
+    // Only the cases a view meets a special file in; a FIFO hangs until --timeout.
+    let run = certify_fixture(
+        "no_type_check.py",
+        "NoTypeCheckMemoryTool",
+        None,
+        &[
+            "--cases",
+            "view/fifo",
+            "--cases",
+            "hazard/*",
+            "--cases",
+            "scenario/socket/*",
+            "--timeout",
+            "3",
+        ],
+    );
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.caught(),
+        BTreeMap::from([
+            ("hazard/char-device/view", "FAIL"),
+            ("hazard/fifo/view", "FAIL"),
+            ("view/fifo", "FAIL"),
+        ])
+    );
+    assert_eq!(
+        run.causes,
+        ["FAIL unbounded-read 3: reads a FIFO, socket or device instead of refusing it: the call hangs or its read never ends (bug:B17) [view/fifo, hazard/fifo/view, hazard/char-device/view]"]
+    );
+}

@@ -39,6 +39,8 @@ pub struct Run {
     pub code: Option<i32>,
     /// Every case of the run by id.
     pub cases: BTreeMap<String, Ran>,
+    /// The report's causes, as `VERDICT kind count: shape [ids]`, in report order.
+    pub causes: Vec<String>,
 }
 
 impl Run {
@@ -116,8 +118,30 @@ pub fn certify_fixture(file: &str, class: &str, level: Option<&str>, extra: &[&s
         .map(|(id, r)| (id, &r.findings))
         .collect();
     assert!(errors.is_empty(), "{spec}: ERROR cases: {errors:#?}");
+    let causes = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let ids: Vec<&str> = c["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|i| i.as_str())
+                .collect();
+            format!(
+                "{} {} {}: {} [{}]",
+                c["verdict"].as_str().unwrap_or(""),
+                c["kind"].as_str().unwrap_or(""),
+                c["count"],
+                c["shape"].as_str().unwrap_or(""),
+                ids.join(", ")
+            )
+        })
+        .collect();
     Run {
         code: out.status.code(),
         cases,
+        causes,
     }
 }
