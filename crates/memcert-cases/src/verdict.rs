@@ -433,7 +433,19 @@ fn compare_listing(
     }
     for e in entries {
         match got.iter().find(|g| g.path == e.path) {
-            None => return Err(format!("the listing lacks {}", e.path)),
+            None => {
+                // A store that folds case shows the name it made of the one created.
+                let folded = got
+                    .iter()
+                    .find(|g| g.path != e.path && g.path.to_lowercase() == e.path.to_lowercase());
+                return Err(match folded {
+                    Some(g) => format!(
+                        "the listing lacks {}: it shows {} (the store folds case)",
+                        e.path, g.path
+                    ),
+                    None => format!("the listing lacks {}", e.path),
+                });
+            }
             Some(g) if g.slash && !e.dir => {
                 return Err(format!("the listing shows the file {} as a folder", e.path))
             }
@@ -698,6 +710,11 @@ mod tests {
                 "the listing shows node_modules, which listings leave out; its header does not say it leaves them out".to_owned(),
                 "the listing shows a dot-name, which listings leave out; its header does not say it leaves them out".to_owned(),
             ])
+        );
+        let folded = "Contents of /memories:\n4.0K\t/memories\n1\t/memories/N.TXT";
+        assert_eq!(
+            compare_listing("/memories", &want, folded),
+            Err("the listing lacks /memories/n.txt: it shows /memories/N.TXT (the store folds case)".into())
         );
         // No header: the first line is an entry that names node_modules, not a promise.
         assert_eq!(
