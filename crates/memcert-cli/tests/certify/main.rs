@@ -1567,6 +1567,44 @@ fn node_handler_built_with_node_init_arguments() {
 /// The careful handler whose every reply is in other words (issue 11, grade by meaning).
 const CAREFUL_REWORDED: &str = "fixtures/handlers/careful/reworded.py:RewordedMemoryTool";
 
+/// The hazard cases the careful reworded handler answers in other words (NON-STRICT): delete and
+/// rename of a planted hazard act on its name, and an ordinary file deep down or in a wide folder
+/// is answered as any file.
+const CAREFUL_REWORDED_HAZARDS: [&str; 30] = [
+    // delete and rename of a planted hazard act on its name, answered in other words.
+    "hazard/hardlink-outside/delete",
+    "hazard/hardlink-outside/rename-from",
+    "hazard/fifo/delete",
+    "hazard/fifo/rename-from",
+    "hazard/socket/delete",
+    "hazard/socket/rename-from",
+    "hazard/char-device/delete",
+    "hazard/char-device/rename-from",
+    "hazard/huge-file/delete",
+    "hazard/huge-file/rename-from",
+    "hazard/symlink-outside-file/delete",
+    "hazard/symlink-outside-file/rename-from",
+    "hazard/symlink-outside-dir/delete",
+    "hazard/symlink-outside-dir/rename-from",
+    "hazard/symlink-inside/delete",
+    "hazard/symlink-inside/rename-from",
+    // An ordinary file deep down or in a wide folder, answered in other words.
+    "hazard/deep-folder/view",
+    "hazard/deep-folder/create",
+    "hazard/deep-folder/str_replace",
+    "hazard/deep-folder/insert",
+    "hazard/deep-folder/delete",
+    "hazard/deep-folder/rename-from",
+    "hazard/deep-folder/rename-onto",
+    "hazard/wide-folder/view",
+    "hazard/wide-folder/create",
+    "hazard/wide-folder/str_replace",
+    "hazard/wide-folder/insert",
+    "hazard/wide-folder/delete",
+    "hazard/wide-folder/rename-from",
+    "hazard/wide-folder/rename-onto",
+];
+
 /// The careful reworded handler's verdicts over the hand-written catalog (races apart, the
 /// permission cases apart) other than PASS: its other words are NON-STRICT; the INFO are encoded
 /// names it keeps as literal names (and `//` collapsed). It refuses a linked store root in its
@@ -1657,38 +1695,6 @@ fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
         "scenario/deep-chain/view-bottom",
         "scenario/deep-chain/delete",
         "scenario/many-entries/view",
-        // delete and rename of a planted hazard act on its name, answered in other words.
-        "hazard/hardlink-outside/delete",
-        "hazard/hardlink-outside/rename-from",
-        "hazard/fifo/delete",
-        "hazard/fifo/rename-from",
-        "hazard/socket/delete",
-        "hazard/socket/rename-from",
-        "hazard/char-device/delete",
-        "hazard/char-device/rename-from",
-        "hazard/huge-file/delete",
-        "hazard/huge-file/rename-from",
-        "hazard/symlink-outside-file/delete",
-        "hazard/symlink-outside-file/rename-from",
-        "hazard/symlink-outside-dir/delete",
-        "hazard/symlink-outside-dir/rename-from",
-        "hazard/symlink-inside/delete",
-        "hazard/symlink-inside/rename-from",
-        // An ordinary file deep down or in a wide folder, answered in other words.
-        "hazard/deep-folder/view",
-        "hazard/deep-folder/create",
-        "hazard/deep-folder/str_replace",
-        "hazard/deep-folder/insert",
-        "hazard/deep-folder/delete",
-        "hazard/deep-folder/rename-from",
-        "hazard/deep-folder/rename-onto",
-        "hazard/wide-folder/view",
-        "hazard/wide-folder/create",
-        "hazard/wide-folder/str_replace",
-        "hazard/wide-folder/insert",
-        "hazard/wide-folder/delete",
-        "hazard/wide-folder/rename-from",
-        "hazard/wide-folder/rename-onto",
         "batch/create-edit-view",
         "batch/insert-three-at-top",
         "batch/create-twice",
@@ -1709,6 +1715,9 @@ fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
         "alias/slug/dot",
         "alias/flatten/slash",
     ] {
+        m.insert(id, NonStrict);
+    }
+    for id in CAREFUL_REWORDED_HAZARDS {
         m.insert(id, NonStrict);
     }
     m
