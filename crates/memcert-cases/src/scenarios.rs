@@ -15,7 +15,10 @@
 //! meets (`hazard/<hazard>/<command>` in `catalog/hazard.rs`: a hard link to an outside canary
 //! ([`HARD_LINK`]), a FIFO ([`FIFO`]), a socket, a character device ([`CHAR_DEVICE`], planted only
 //! where `mknod` succeeds on a filesystem not mounted `nodev`) and a sparse file of 64 MiB
-//! ([`HUGE_FILE`])) are planted from the constants here.
+//! ([`HUGE_FILE`])) are planted from the constants here; its other hazards (links to an outside
+//! file and folder and to a memory file, a file with mode 000, a file 32 folders deep and one
+//! among 300, a linked root) plant [`Fs::Symlink`], [`Fs::Mode`], [`Fs::DeepChain`],
+//! [`Fs::ManyFiles`] and [`root_symlink`]'s setup.
 //!
 //! | scenario | planted | source |
 //! |---|---|---|

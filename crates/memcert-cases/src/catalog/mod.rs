@@ -29,10 +29,14 @@ use memcert_tool::text::{Outcome, Profile};
 
 pub use payload::RunLevel;
 
-/// The cases a run at `level` holds: the hand-written catalog ([`all`]) and then the level's
-/// share of the payload corpus ([`payload::cases`]).
+/// The cases a run at `level` holds: the hand-written catalog ([`all`]), at `full` the hazard
+/// cases again one and three folders down (`hazard/<hazard>/<command>/depth-N`), and then the
+/// level's share of the payload corpus ([`payload::cases`]).
 pub fn for_level(level: RunLevel) -> Vec<Case> {
     let mut v = all();
+    if level == RunLevel::Full {
+        v.extend(hazard::deeper());
+    }
     v.extend(payload::cases(level));
     v
 }

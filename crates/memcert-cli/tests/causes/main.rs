@@ -71,11 +71,11 @@ fn standard_without_races() -> Vec<memcert::suite::Case> {
 
 /// `python anthropic.tools:BetaLocalFilesystemMemoryTool --profile python-sdk`.
 const PYTHON_SDK: &[Row] = &[
-    (Unsafe, "escape", "bug:B10", 5),
+    (Unsafe, "escape", "bug:B10", 11),
     (Unsafe, "escape", "bug:B15", 5),
-    (Unsafe, "check", "bug:B14", 2),
+    (Unsafe, "check", "bug:B14", 3),
+    (Unsafe, "check", "spec:3/S-6", 2),
     (Unsafe, "host-path-disclosed", "bug:B07", 1),
-    (Unsafe, "check", "spec:3/S-6", 1),
     (Fail, "unbounded-read", "bug:B17", 3),
     (Fail, "reply", "spec:3/P-11", 2),
     (Fail, "check", "bug:B06", 1),
@@ -87,6 +87,8 @@ const PYTHON_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:2.1/A2", 2),
     (NonStrict, "reply", "spec:2.1/C11", 2),
     (NonStrict, "reply", "spec:2.1/C7", 2),
+    (NonStrict, "check", "spec:2.4/F8", 2),
+    (NonStrict, "check", "spec:3/S-7", 2),
     (NonStrict, "reply", "bug:B01", 1),
     (NonStrict, "check", "bug:B07", 1),
     (NonStrict, "reply", "bug:B07", 1),
@@ -97,22 +99,20 @@ const PYTHON_SDK: &[Row] = &[
     (NonStrict, "check", "spec:2.2/B10", 1),
     (NonStrict, "reply", "spec:2.3/X1", 1),
     (NonStrict, "reply", "spec:2.4/F15", 1),
-    (NonStrict, "check", "spec:2.4/F8", 1),
     (NonStrict, "reply", "spec:2.4/X20", 1),
     (NonStrict, "check", "spec:2.5/X15", 1),
     (NonStrict, "check", "spec:2.6/H5", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "reply", "spec:3/P-6", 1),
-    (NonStrict, "check", "spec:3/S-7", 1),
     (Info, "reply", "bug:B03", 462),
-    (Info, "reply", "spec:3/S-2", 1),
+    (Info, "reply", "spec:3/S-2", 2),
 ];
 
 /// `node @anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool --profile
 /// typescript-sdk`.
 const TYPESCRIPT_SDK: &[Row] = &[
-    (Unsafe, "host-path-disclosed", "bug:B07", 51),
-    (Unsafe, "escape", "bug:B10", 5),
+    (Unsafe, "host-path-disclosed", "bug:B07", 54),
+    (Unsafe, "escape", "bug:B10", 11),
     (Unsafe, "escape", "bug:B15", 5),
     (Fail, "unbounded-read", "bug:B17", 3),
     (Fail, "check", "spec:2.4/F14", 2),
@@ -133,6 +133,7 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:2.1/A2", 3),
     (NonStrict, "reply", "spec:2.1/C11", 2),
     (NonStrict, "reply", "spec:2.1/C7", 2),
+    (NonStrict, "check", "spec:3/S-7", 2),
     (NonStrict, "reply", "bug:B01", 1),
     (NonStrict, "reply", "bug:B09", 1),
     (NonStrict, "reply", "spec:2.1/C18", 1),
@@ -149,7 +150,7 @@ const TYPESCRIPT_SDK: &[Row] = &[
     (NonStrict, "reply", "spec:3/P-6", 1),
     (NonStrict, "check", "spec:3/S-7", 1),
     (Info, "reply", "bug:B03", 462),
-    (Info, "reply", "spec:3/S-2", 1),
+    (Info, "reply", "spec:3/S-2", 2),
 ];
 
 #[test]

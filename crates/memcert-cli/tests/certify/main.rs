@@ -54,7 +54,7 @@ fn skipped_here() -> BTreeMap<&'static str, Verdict> {
 }
 
 /// The cases that plant permission bits (SKIPPED as root).
-const PERMISSION_CASES: [&str; 7] = [
+const PERMISSION_CASES: [&str; 14] = [
     "scenario/no-permission/file/view",
     "scenario/no-permission/file/str_replace",
     "scenario/no-permission/dir/view",
@@ -62,6 +62,13 @@ const PERMISSION_CASES: [&str; 7] = [
     "scenario/read-only-dir/create",
     "scenario/read-only-dir/delete",
     "scenario/read-only-dir/rename-into",
+    "hazard/unreadable-file/view",
+    "hazard/unreadable-file/create",
+    "hazard/unreadable-file/str_replace",
+    "hazard/unreadable-file/insert",
+    "hazard/unreadable-file/delete",
+    "hazard/unreadable-file/rename-from",
+    "hazard/unreadable-file/rename-onto",
 ];
 
 /// `expected` plus the permission cases of a contained handler, which runs under another uid
@@ -232,6 +239,22 @@ fn python_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("hazard/huge-file/view", Fail),
         ("hazard/huge-file/str_replace", Fail),
         ("hazard/huge-file/insert", Fail),
+        // spec:3/S-2, spec:3/S-4, spec:3/S-6, spec:3/S-7: an in-store link met by every command
+        // (hazard/symlink-inside) as symlink/inner-file: view and edits follow it, delete and
+        // rename act on its target.
+        ("hazard/symlink-inside/view", Info),
+        ("hazard/symlink-inside/str_replace", NonStrict),
+        ("hazard/symlink-inside/insert", NonStrict),
+        ("hazard/symlink-inside/delete", Unsafe),
+        ("hazard/symlink-inside/rename-from", Unsafe),
+        // bug:B10: a linked root met by every command (hazard/linked-root) as
+        // scenario/root-symlink; rename onto an existing name is refused (PASS).
+        ("hazard/linked-root/view", Unsafe),
+        ("hazard/linked-root/create", Unsafe),
+        ("hazard/linked-root/str_replace", Unsafe),
+        ("hazard/linked-root/insert", Unsafe),
+        ("hazard/linked-root/delete", Unsafe),
+        ("hazard/linked-root/rename-from", Unsafe),
         // spec:3/P-14: RuntimeError("Symlink loop from '<ABS>/memories/loop'") discloses the host path.
         ("symlink/loop/view", Unsafe),
         // bug:B06: delete /memoriessub deletes /memories/sub.
@@ -498,14 +521,14 @@ fn binary_exit_codes_and_json_report() {
     assert_eq!(cases_xml.matches("<testcase ").count(), standard);
     assert_eq!(
         cases_xml.matches("<failure ").count(),
-        22,
-        "14 UNSAFE and 8 FAIL"
+        30,
+        "22 UNSAFE and 8 FAIL"
     );
     assert!(
         xml.contains(r#"<testcase name="symlink/inner-file/delete" classname="memcert.symlink""#)
     );
     let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
-    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 14 UNSAFE, 8 FAIL): `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
+    assert!(md.starts_with("## memcert certify\n\n**NOT CERTIFIED** (fail on UNSAFE, ERROR, FAIL: 22 UNSAFE, 8 FAIL): `anthropic.tools:BetaLocalFilesystemMemoryTool"), "{md}");
     assert!(
         md.contains("| UNSAFE | `symlink/inner-file/delete` |"),
         "{md}"
@@ -518,7 +541,7 @@ fn binary_exit_codes_and_json_report() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("verdict: NOT CERTIFIED (14 UNSAFE, 8 FAIL)"),
+        stdout.contains("verdict: NOT CERTIFIED (22 UNSAFE, 8 FAIL)"),
         "{stdout}"
     );
     let json: serde_json::Value =
@@ -967,11 +990,11 @@ fn a_handler_with_a_store_of_its_own_runs_black_box() {
         .filter(|c| c["verdict"] == "SKIPPED")
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert_eq!(skipped.len(), 87 + 35);
+    assert_eq!(skipped.len(), 87 + 77);
     // Links (the twin links of `alias/*/link-*` too), FIFOs, races, the planted scenarios
-    // (sockets, modes, raw names, a replaced root, 5,000 files), the planted hazards, bytes that
-    // are not UTF-8, and the two root cases that name the empty folder they plant
-    // (`/memories/deep/..`).
+    // (sockets, modes, raw names, a replaced root, 5,000 files), the planted hazards (all but
+    // `hazard/deep-folder/*`, whose chain is planted through create), bytes that are not UTF-8,
+    // and the two root cases that name the empty folder they plant (`/memories/deep/..`).
     for id in &skipped {
         assert!(
             id.starts_with("symlink/")
@@ -1340,6 +1363,18 @@ fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
         ("hazard/huge-file/view", Fail),
         ("hazard/huge-file/str_replace", Fail),
         ("hazard/huge-file/insert", Fail),
+        // spec:3/S-2, spec:3/S-7: view and edits follow an in-store link (the edits replace the
+        // link by a file holding the edited text); delete and rename act on the link (PASS).
+        ("hazard/symlink-inside/view", Info),
+        ("hazard/symlink-inside/str_replace", NonStrict),
+        ("hazard/symlink-inside/insert", NonStrict),
+        // bug:B10: a linked root met by every command, as by the Python SDK.
+        ("hazard/linked-root/view", Unsafe),
+        ("hazard/linked-root/create", Unsafe),
+        ("hazard/linked-root/str_replace", Unsafe),
+        ("hazard/linked-root/insert", Unsafe),
+        ("hazard/linked-root/delete", Unsafe),
+        ("hazard/linked-root/rename-from", Unsafe),
         // bug:B10: a store root that is a link to the outside is followed, as by the Python SDK.
         ("scenario/root-symlink/view", Unsafe),
         ("scenario/root-symlink/create", Unsafe),
@@ -1350,10 +1385,18 @@ fn typescript_sdk_expected() -> BTreeMap<&'static str, Verdict> {
 }
 
 /// [`typescript_sdk_expected`] with the permission cases: as another user than root, every
-/// `EACCES` comes back as Node's raw error, which carries the host path (bug:B07).
+/// `EACCES` comes back as Node's raw error, which carries the host path (bug:B07): every
+/// `scenario/` permission case, and view, str_replace and insert of the unreadable hazard
+/// (its create, delete and rename need no read: PASS).
 fn typescript_sdk_expected_here() -> BTreeMap<&'static str, Verdict> {
     let unsafe_: Vec<(&'static str, Verdict)> = PERMISSION_CASES
         .iter()
+        .filter(|id| {
+            id.starts_with("scenario/")
+                || id.ends_with("/view")
+                || id.ends_with("/str_replace")
+                || id.ends_with("/insert")
+        })
         .map(|id| (*id, Verdict::Unsafe))
         .collect();
     with_permission_cases(typescript_sdk_expected(), &unsafe_)
@@ -1524,6 +1567,44 @@ fn node_handler_built_with_node_init_arguments() {
 /// The careful handler whose every reply is in other words (issue 11, grade by meaning).
 const CAREFUL_REWORDED: &str = "fixtures/handlers/careful/reworded.py:RewordedMemoryTool";
 
+/// The hazard cases the careful reworded handler answers in other words (NON-STRICT): delete and
+/// rename of a planted hazard act on its name, and an ordinary file deep down or in a wide folder
+/// is answered as any file.
+const CAREFUL_REWORDED_HAZARDS: [&str; 30] = [
+    // delete and rename of a planted hazard act on its name, answered in other words.
+    "hazard/hardlink-outside/delete",
+    "hazard/hardlink-outside/rename-from",
+    "hazard/fifo/delete",
+    "hazard/fifo/rename-from",
+    "hazard/socket/delete",
+    "hazard/socket/rename-from",
+    "hazard/char-device/delete",
+    "hazard/char-device/rename-from",
+    "hazard/huge-file/delete",
+    "hazard/huge-file/rename-from",
+    "hazard/symlink-outside-file/delete",
+    "hazard/symlink-outside-file/rename-from",
+    "hazard/symlink-outside-dir/delete",
+    "hazard/symlink-outside-dir/rename-from",
+    "hazard/symlink-inside/delete",
+    "hazard/symlink-inside/rename-from",
+    // An ordinary file deep down or in a wide folder, answered in other words.
+    "hazard/deep-folder/view",
+    "hazard/deep-folder/create",
+    "hazard/deep-folder/str_replace",
+    "hazard/deep-folder/insert",
+    "hazard/deep-folder/delete",
+    "hazard/deep-folder/rename-from",
+    "hazard/deep-folder/rename-onto",
+    "hazard/wide-folder/view",
+    "hazard/wide-folder/create",
+    "hazard/wide-folder/str_replace",
+    "hazard/wide-folder/insert",
+    "hazard/wide-folder/delete",
+    "hazard/wide-folder/rename-from",
+    "hazard/wide-folder/rename-onto",
+];
+
 /// The careful reworded handler's verdicts over the hand-written catalog (races apart, the
 /// permission cases apart) other than PASS: its other words are NON-STRICT; the INFO are encoded
 /// names it keeps as literal names (and `//` collapsed). It refuses a linked store root in its
@@ -1614,17 +1695,6 @@ fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
         "scenario/deep-chain/view-bottom",
         "scenario/deep-chain/delete",
         "scenario/many-entries/view",
-        // delete and rename of a planted hazard act on its name, answered in other words.
-        "hazard/hardlink-outside/delete",
-        "hazard/hardlink-outside/rename-from",
-        "hazard/fifo/delete",
-        "hazard/fifo/rename-from",
-        "hazard/socket/delete",
-        "hazard/socket/rename-from",
-        "hazard/char-device/delete",
-        "hazard/char-device/rename-from",
-        "hazard/huge-file/delete",
-        "hazard/huge-file/rename-from",
         "batch/create-edit-view",
         "batch/insert-three-at-top",
         "batch/create-twice",
@@ -1645,6 +1715,9 @@ fn careful_reworded_expected() -> BTreeMap<&'static str, Verdict> {
         "alias/slug/dot",
         "alias/flatten/slash",
     ] {
+        m.insert(id, NonStrict);
+    }
+    for id in CAREFUL_REWORDED_HAZARDS {
         m.insert(id, NonStrict);
     }
     m

@@ -16,6 +16,7 @@ mod common;
 mod watch;
 use common::*;
 
+mod hazard_levels;
 mod hazards;
 
 use std::collections::BTreeMap;
