@@ -268,3 +268,181 @@ impl<'r> Merge<'r> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::Value;
+
+    use super::super::{run, Completion, Config, Event, Reporter, Summary};
+    use super::run_parallel;
+    use crate::protocol::ToolResult;
+    use crate::stop::Stop;
+    use crate::suite::Case;
+    use crate::target::inproc::InProcess;
+    use crate::target::{Target, TargetError};
+    use crate::text::Profile;
+
+    /// Every event as one line: `started N`, `case ID VERDICT FINDING-KINDS`, `finished`.
+    #[derive(Default)]
+    struct Lines(Vec<String>);
+
+    impl Reporter for Lines {
+        fn event(&mut self, event: &Event<'_>) {
+            self.0.push(match event {
+                Event::Started { total, .. } => format!("started {total}"),
+                Event::CaseFinished(r) => {
+                    let kinds: Vec<&str> = r.findings.iter().map(|f| f.kind.as_str()).collect();
+                    format!("case {} {} {}", r.id, r.verdict.as_str(), kinds.join(","))
+                }
+                Event::Finished(_) => "finished".into(),
+            });
+        }
+    }
+
+    /// The first 40 hand-written cases and the first race case (in the middle of the list).
+    fn cases() -> Vec<Case> {
+        let all = crate::suite::catalog::all();
+        let mut v: Vec<Case> = all
+            .iter()
+            .filter(|c| c.race.is_none())
+            .take(40)
+            .cloned()
+            .collect();
+        let race = all.iter().find(|c| c.race.is_some()).cloned();
+        v.splice(20..20, race);
+        v
+    }
+
+    fn reference() -> InProcess {
+        InProcess::reference(Profile::Docs)
+    }
+
+    /// `cases` on the reference: one target, then a pool of three.
+    fn both(config: &Config, cases: &[Case]) -> ((Summary, Lines), (Summary, Lines)) {
+        let mut one = Lines::default();
+        let s1 = run(config, cases, &mut reference(), &mut one);
+        let mut pool = Lines::default();
+        let (mut a, mut b) = (reference(), reference());
+        let mut helpers: Vec<&mut (dyn Target + Send)> = vec![&mut a, &mut b];
+        let s3 = run_parallel(config, cases, &mut reference(), &mut helpers, &mut pool);
+        ((s1, one), (s3, pool))
+    }
+
+    #[test]
+    fn a_pool_sends_the_events_of_one_target_in_catalog_order() {
+        let cases = cases();
+        let config = Config {
+            race_rounds: Some(1),
+            ..Config::default()
+        };
+        let ((s1, one), (s3, pool)) = both(&config, &cases);
+        assert_eq!(one.0.len(), cases.len() + 2, "{:?}", one.0);
+        assert_eq!(one.0, pool.0);
+        let ids: Vec<String> = pool.0[1..=cases.len()]
+            .iter()
+            .map(|l| l.split(' ').nth(1).unwrap_or("").to_owned())
+            .collect();
+        let want: Vec<String> = cases.iter().map(|c| c.id.clone()).collect();
+        assert_eq!(ids, want);
+        assert_eq!(
+            (s1.counts, s1.total, s1.completion, s1.certified),
+            (s3.counts, s3.total, s3.completion, s3.certified)
+        );
+        assert_eq!(s3.total, 41);
+    }
+
+    #[test]
+    fn a_deadline_passed_makes_every_case_of_a_pool_a_deadline_error() {
+        let cases = cases();
+        let config = Config {
+            stop: Stop::on_flag(Arc::default(), Some(Duration::ZERO)),
+            ..Config::default()
+        };
+        let ((s1, one), (s3, pool)) = both(&config, &cases);
+        assert_eq!(one.0, pool.0);
+        assert_eq!(pool.0[0], "started 41");
+        assert!(pool.0[1..=41]
+            .iter()
+            .all(|l| l.ends_with(" ERROR deadline")));
+        assert_eq!(pool.0[42], "finished");
+        assert_eq!(s3.completion, Completion::Incomplete);
+        assert_eq!((s1.total, s3.total), (41, 41));
+    }
+
+    /// The reference, interrupting the run (as a signal does) at the `at`-th call that any
+    /// target sharing `calls` answers.
+    struct Interrupting {
+        inner: InProcess,
+        stop: Stop,
+        calls: Arc<AtomicUsize>,
+        at: usize,
+    }
+
+    impl Target for Interrupting {
+        fn describe(&self) -> String {
+            self.inner.describe()
+        }
+
+        fn reset(
+            &mut self,
+            base: &std::path::Path,
+            root: &std::path::Path,
+        ) -> Result<(), TargetError> {
+            self.inner.reset(base, root)
+        }
+
+        fn call(&mut self, input: &Value) -> Result<ToolResult, TargetError> {
+            if self.calls.fetch_add(1, Ordering::SeqCst) + 1 == self.at {
+                self.stop.interrupt();
+            }
+            self.inner.call(input)
+        }
+    }
+
+    #[test]
+    fn a_signal_stops_every_worker_and_the_pool_reports_a_prefix_once() {
+        let cases = cases();
+        let stop = Stop::never();
+        let config = Config {
+            stop: stop.clone(),
+            race_rounds: Some(1),
+            ..Config::default()
+        };
+        let calls = Arc::new(AtomicUsize::new(0));
+        let make = || Interrupting {
+            inner: reference(),
+            stop: stop.clone(),
+            calls: Arc::clone(&calls),
+            at: 15,
+        };
+        let (mut first, mut a, mut b) = (make(), make(), make());
+        let mut helpers: Vec<&mut (dyn Target + Send)> = vec![&mut a, &mut b];
+        let mut lines = Lines::default();
+        let summary = run_parallel(&config, &cases, &mut first, &mut helpers, &mut lines);
+        assert_eq!(summary.completion, Completion::Interrupted);
+        assert_eq!(lines.0.first().map(String::as_str), Some("started 41"));
+        assert_eq!(lines.0.last().map(String::as_str), Some("finished"));
+        assert_eq!(lines.0.iter().filter(|l| *l == "finished").count(), 1);
+        let reported: Vec<&str> = lines.0[1..lines.0.len() - 1]
+            .iter()
+            .map(|l| l.split(' ').nth(1).unwrap_or(""))
+            .collect();
+        let prefix: Vec<&str> = cases
+            .iter()
+            .map(|c| c.id.as_str())
+            .take(reported.len())
+            .collect();
+        assert_eq!(reported, prefix);
+        assert!(reported.len() < 15, "{reported:?}");
+        assert_eq!(summary.total, reported.len());
+        // Every worker stopped after the case it was running: no worker ran on through the
+        // queue.
+        let longest = cases.iter().map(|c| c.steps.len()).max().unwrap_or(0);
+        let calls = calls.load(Ordering::SeqCst);
+        assert!(calls <= 15 + 3 * longest, "{calls} calls");
+    }
+}
