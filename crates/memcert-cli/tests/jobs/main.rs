@@ -299,3 +299,59 @@ fn flawed_fixtures_give_the_same_reports_with_one_or_two_jobs() {
         assert_eq!(one["summary"]["counts"]["ERROR"], 0, "{spec}");
     }
 }
+
+/// The exit code and stderr of `memcert` with `args`.
+fn usage(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn jobs_0_and_more_than_one_job_where_runs_go_one_at_a_time_are_usage_errors() {
+    assert_eq!(
+        usage(&["certify", "--jobs", "0"]),
+        (
+            Some(2),
+            "memcert: error: --jobs must be at least 1\n".into()
+        )
+    );
+    assert_eq!(
+        usage(&["snapshot", "--out", "unused", "--jobs", "0"]),
+        (
+            Some(2),
+            "memcert: error: --jobs must be at least 1\n".into()
+        )
+    );
+    assert_eq!(
+        usage(&["certify", "--memory-dir-unknown", "--jobs", "2"]),
+        (
+            Some(2),
+            "memcert: error: --jobs 2: with --memory-dir-unknown every handler process would \
+             share one store; use --jobs 1\n"
+                .into()
+        )
+    );
+    let app = [
+        "certify",
+        "--app",
+        "true",
+        "--memory-dir",
+        "unused/base/memories",
+        "--jobs",
+        "3",
+    ];
+    assert_eq!(
+        usage(&app),
+        (
+            Some(2),
+            "memcert: error: --jobs 3: --app runs one app at a time; use --jobs 1\n".into()
+        )
+    );
+}
