@@ -374,6 +374,28 @@ mod tests {
     }
 
     #[test]
+    fn jobs_default_to_the_cpus_up_to_4_and_to_1_where_runs_go_one_at_a_time() {
+        let jobs = |args: &[&str], app: bool| {
+            let cli = Cli::try_parse_from(["memcert", "certify"].iter().chain(args)).unwrap();
+            let Cmd::Certify(a) = cli.command else {
+                panic!()
+            };
+            a.handler.jobs(app).map_err(|e| e.to_string())
+        };
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(jobs(&[], false), Ok(cpus.min(4)));
+        assert_eq!(jobs(&["--jobs", "7"], false), Ok(7));
+        assert_eq!(jobs(&["--jobs", "1"], true), Ok(1));
+        assert_eq!(jobs(&[], true), Ok(1));
+        assert_eq!(jobs(&["--memory-dir-unknown"], false), Ok(1));
+        assert_eq!(
+            jobs(&["--jobs", "0"], false),
+            Err("--jobs must be at least 1".into())
+        );
+        assert!(Cli::try_parse_from(["memcert", "certify", "--jobs", "-1"]).is_err());
+    }
+
+    #[test]
     fn parses_faults() {
         let cli = Cli::try_parse_from([
             "memcert",
