@@ -8,7 +8,9 @@
 //!   before it), then `Finished` once. The summary is the one a run on one target makes of
 //!   those records.
 //! - The start-up probe ([`super::probe_startup`]) runs once, first, on the first target,
-//!   before any other target gets a case.
+//!   before any other target gets a case. The summary names the first target and its
+//!   containment ([`Target::describe`], [`Target::containment`]): every target of a pool runs
+//!   the same handler under the same policy.
 //! - Race cases ([`Case::race`]) run after every other case, one after another on the first
 //!   target alone, so the load of the other handlers does not make a race rarer.
 //! - A stop (`config.stop`) reaches every target; each case a worker had not started is what
