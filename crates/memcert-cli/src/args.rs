@@ -4,7 +4,7 @@
 //! library's typed errors worded in terms of these flags.
 //!
 //! - [`SelectArgs`] (`--level`, `--cases`, `--exclude`): `certify`, `snapshot`, `cases`;
-//! - [`HandlerArgs`] (`--python`, `--node`, `--stdio`, ...): `certify`, `snapshot`;
+//! - [`HandlerArgs`] (`--python`, `--node`, `--stdio`, ..., `--jobs`): `certify`, `snapshot`;
 //! - [`AppArgs`] (`--app`, `--memory-dir`, `--transcripts`, ...): `certify`, `snapshot`;
 //! - [`GradeArgs`] (`--profile`, `--strict`, `--fail-on`): `certify`, `mock-api`;
 //! - [`ReportArgs`] (`--report-json`, `--junit`, `--markdown`, `--html`): `certify`;
@@ -216,9 +216,42 @@ pub struct HandlerArgs {
     /// that value in a reply is UNSAFE.
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
+    /// Run this many handlers at once (default: the number of CPUs, at most 4), each its own
+    /// process (or in-process instance) with its own scratch folders, taking cases from one
+    /// queue; the reports are the same as with `--jobs 1`, in catalog order. Race cases run
+    /// after the others, on one handler alone. With --memory-dir-unknown (one store that every
+    /// process of the handler shares) and with --app, runs are one at a time: the default is 1
+    /// and more is refused.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
+/// The most handlers `--jobs` starts by default, whatever the number of CPUs.
+pub const MAX_DEFAULT_JOBS: usize = 4;
+
 impl HandlerArgs {
+    /// How many handlers run at once (`--jobs`): the flag, else the number of CPUs up to
+    /// [`MAX_DEFAULT_JOBS`]; 1 with --memory-dir-unknown and with `app` (--app), where more is
+    /// an error, as is 0.
+    pub fn jobs(&self, app: bool) -> Result<usize> {
+        let one_at_a_time = if app {
+            Some("--app runs one app at a time")
+        } else if self.memory_dir_unknown {
+            Some("with --memory-dir-unknown every handler process would share one store")
+        } else {
+            None
+        };
+        match (self.jobs, one_at_a_time) {
+            (Some(0), _) => bail!("--jobs must be at least 1"),
+            (Some(n), Some(why)) if n > 1 => bail!("--jobs {n}: {why}; use --jobs 1"),
+            (_, Some(_)) => Ok(1),
+            (Some(n), None) => Ok(n),
+            (None, None) => Ok(std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(MAX_DEFAULT_JOBS)),
+        }
+    }
+
     /// The interpreter of --python: --python-exe, else [`default_python`] of this process's
     /// environment.
     pub fn python_exe(&self) -> String {
@@ -305,6 +338,19 @@ impl HandlerArgs {
             ));
         }
         Ok(started)
+    }
+
+    /// `jobs` handlers ([`HandlerArgs::start`]) for a parallel run (`certify::run_parallel`):
+    /// each its own process (or in-process instance) with its own scratch folders and
+    /// containment. They start one after another on this thread: a contained handler dies with
+    /// the thread that started it (`PR_SET_PDEATHSIG`, `memcert::contain`), and this thread
+    /// outlives the run. The first error is the error; a partial containment is said once.
+    pub fn start_pool(&self, profile: Profile, stop: &Stop, jobs: usize) -> Result<Vec<Started>> {
+        let mut pool = vec![self.start(profile, stop)?];
+        for _ in 1..jobs {
+            pool.push(self.start_quiet(profile, stop)?);
+        }
+        Ok(pool)
     }
 
     fn start_quiet(&self, profile: Profile, stop: &Stop) -> Result<Started> {

@@ -85,11 +85,12 @@ pub fn run(mut args: CertifyArgs) -> Result<i32> {
     args.reports
         .check_writable(&[("wire log", args.wire_log.as_deref())])?;
     args.handler.check_reports(&args.reports)?;
+    let jobs = args.handler.jobs(args.app.app.is_some())?;
     let config = config(&args)?;
     if args.app.app.is_some() {
         return run_app(&args, config);
     }
-    run_catalog(&args, config)
+    run_catalog(&args, config, jobs)
 }
 
 /// How the run grades: the flags, the expected failures and the baseline loaded. A list or a
@@ -167,26 +168,64 @@ impl<E: std::error::Error> std::error::Error for Flagged<E> {
     }
 }
 
-/// The catalog cases --level/--cases/--exclude select, against the handler.
-fn run_catalog(args: &CertifyArgs, config: Config) -> Result<i32> {
+/// The catalog cases --level/--cases/--exclude select, against `jobs` handlers at once
+/// (`--jobs`).
+fn run_catalog(args: &CertifyArgs, config: Config, jobs: usize) -> Result<i32> {
     let cases = args.select.cases()?;
     let h = &args.handler;
     if h.python.is_none() && h.node.is_none() && h.stdio.is_none() {
         // A run in the wrong folder (its memcert.toml one level up) must not pass unnoticed.
         say("note: no handler given (--python, --node, --stdio, --app, or a memcert.toml here): certifying memcert's built-in reference handler");
     }
-    let mut handler = args.handler.start(args.grade.profile, &config.stop)?;
+    let mut pool =
+        args.handler
+            .start_pool(args.grade.profile, &config.stop, pool_size(jobs, &cases))?;
     let mut pending = baseline_policy(args).pending_writer();
     let code = reported(&args.reports, &args.grade, |reporter| {
-        Ok(certify::run(
+        run_pool(
             &config,
             &cases,
-            handler.target.as_mut(),
+            &mut pool,
             &mut with_pending(reporter, &mut pending),
-        ))
+        )
     })?;
     pending_done(pending)?;
     Ok(code)
+}
+
+/// How many handlers to start for `cases` with `--jobs` `jobs`: no more than the cases that
+/// can run in parallel (race cases run on the first handler alone), and at least one.
+pub fn pool_size(jobs: usize, cases: &[memcert::suite::Case]) -> usize {
+    let parallel = cases.iter().filter(|c| c.race.is_none()).count();
+    jobs.min(parallel).max(1)
+}
+
+/// The cases against the started handlers `pool` ([`certify::run_parallel`]: the first one
+/// runs the start-up probe and the race cases).
+///
+/// # Errors
+/// An empty pool.
+pub fn run_pool(
+    config: &Config,
+    cases: &[memcert::suite::Case],
+    pool: &mut [memcert::setup::handler::Started],
+    reporter: &mut dyn Reporter,
+) -> Result<certify::Summary> {
+    let Some((first, rest)) = pool.split_first_mut() else {
+        anyhow::bail!("no handler was started");
+    };
+    type Helper<'a> = &'a mut (dyn memcert::target::Target + Send);
+    let mut helpers: Vec<Helper<'_>> = rest
+        .iter_mut()
+        .map(|s| -> Helper<'_> { s.target.as_mut() })
+        .collect();
+    Ok(certify::run_parallel(
+        config,
+        cases,
+        first.target.as_mut(),
+        &mut helpers,
+        reporter,
+    ))
 }
 
 /// `certify --app`: every transcript through the mock, reported like catalog cases.
@@ -332,6 +371,28 @@ mod tests {
             "y"
         ])
         .is_err());
+    }
+
+    #[test]
+    fn jobs_default_to_the_cpus_up_to_4_and_to_1_where_runs_go_one_at_a_time() {
+        let jobs = |args: &[&str], app: bool| {
+            let cli = Cli::try_parse_from(["memcert", "certify"].iter().chain(args)).unwrap();
+            let Cmd::Certify(a) = cli.command else {
+                panic!()
+            };
+            a.handler.jobs(app).map_err(|e| e.to_string())
+        };
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(jobs(&[], false), Ok(cpus.min(4)));
+        assert_eq!(jobs(&["--jobs", "7"], false), Ok(7));
+        assert_eq!(jobs(&["--jobs", "1"], true), Ok(1));
+        assert_eq!(jobs(&[], true), Ok(1));
+        assert_eq!(jobs(&["--memory-dir-unknown"], false), Ok(1));
+        assert_eq!(
+            jobs(&["--jobs", "0"], false),
+            Err("--jobs must be at least 1".into())
+        );
+        assert!(Cli::try_parse_from(["memcert", "certify", "--jobs", "-1"]).is_err());
     }
 
     #[test]

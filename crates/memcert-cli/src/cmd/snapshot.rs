@@ -43,6 +43,7 @@ pub struct SnapshotArgs {
 /// write one snapshot per case.
 pub fn run(args: SnapshotArgs) -> Result<i32> {
     args.scratch.apply();
+    let jobs = args.handler.jobs(args.app.app.is_some())?;
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,
@@ -63,10 +64,11 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
         appcert::run(&app_config, &transcripts, reporter)?.summary
     } else {
         let cases = args.select.cases()?;
-        let mut handler = args.handler.start(args.profile, &config.stop)?;
+        let jobs = super::certify::pool_size(jobs, &cases);
+        let mut pool = args.handler.start_pool(args.profile, &config.stop, jobs)?;
         make_out(&args.out)?;
         let reporter = &mut Fanout(vec![&mut progress, &mut writer]);
-        certify::run(&config, &cases, handler.target.as_mut(), reporter)
+        super::certify::run_pool(&config, &cases, &mut pool, reporter)?
     };
     if let Some((id, e)) = writer.errors.first() {
         bail!(

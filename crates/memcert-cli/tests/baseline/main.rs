@@ -126,9 +126,9 @@ fn reference(reworded: bool) -> InProcess {
         Box::new(move |_base, root| {
             let h = Reference::open_or_refuse(root, Profile::Docs, options)?;
             Ok(if reworded {
-                Box::new(Reworded(h)) as Box<dyn Handler>
+                Box::new(Reworded(h)) as Box<dyn Handler + Send>
             } else {
-                Box::new(h) as Box<dyn Handler>
+                Box::new(h) as Box<dyn Handler + Send>
             })
         }),
     )

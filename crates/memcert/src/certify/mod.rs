@@ -5,7 +5,8 @@
 //! [`Reporter`]. It prints nothing itself.
 //!
 //! This module holds what a run is asked to do ([`Config`]), the choice of cases ([`select`])
-//! and the loop over them ([`run`]); the rest, one job per module: `case` runs one case
+//! and the loop over them ([`run`]); the rest, one job per module: `pool` runs the loop over
+//! several targets at once ([`run_parallel`], which [`run`] is with one), `case` runs one case
 //! (preparation, commands, observation), `black_box` plans the set-up of black-box mode, `race`
 //! is the harness side of a race, `record` turns an observation into a [`CaseRecord`] and a run's
 //! verdicts into its [`Summary`], `snapshots` glues a case to the baseline, and `events` holds
@@ -14,6 +15,7 @@
 mod black_box;
 mod case;
 mod events;
+mod pool;
 mod race;
 mod record;
 mod snapshots;
@@ -24,6 +26,7 @@ pub use case::{
     skip_reason_for, startup_case, strings_of, Startup, STARTUP_CASE,
 };
 pub use events::{Collect, Event, Fanout, Reporter};
+pub use pool::run_parallel;
 pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};
 pub use record::{
     deadline_record, finding_step, keep_reply, peak_memory_kib, record, sha256_hex, CaseRecord,
@@ -36,7 +39,6 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use crate::baseline::Baseline;
 use crate::expected::ExpectedFailures;
 use crate::stop::Stop;
-use crate::suite::verdict::Verdict;
 use crate::suite::Case;
 use crate::target::Target;
 use crate::text::Profile;
@@ -139,68 +141,13 @@ pub fn run_collect(
 /// after a signal no further case runs and the summary is [`Completion::Interrupted`]; after
 /// the deadline every case left is ERROR ([`deadline_record`]) and the summary is
 /// [`Completion::Incomplete`]. Either way `Finished` is sent, so the reports are written.
+///
+/// [`run_parallel`] runs the cases on several targets at once, with the same events.
 pub fn run(
     config: &Config,
     cases: &[Case],
     target: &mut dyn Target,
     reporter: &mut dyn Reporter,
 ) -> Summary {
-    let stop = &config.stop;
-    target.set_stop(stop);
-    // Start-up is judged once, first: its side effects are one case, not one per case.
-    let (startup, startup_record) = if cases.is_empty() || stop.reason().is_some() {
-        (Startup::default(), None)
-    } else {
-        let (startup, rec) = probe_startup(target, config);
-        // A probe a stop cut short proves nothing.
-        (startup, rec.filter(|_| stop.reason().is_none()))
-    };
-    let startup_case = startup_record.as_ref().map(|_| startup_case());
-    let name = target.describe();
-    let planned = cases.len() + usize::from(startup_case.is_some());
-    reporter.event(&Event::Started {
-        target: &name,
-        profile: config.profile,
-        total: planned,
-    });
-    let mut verdicts = Vec::with_capacity(cases.len() + 1);
-    let mut compared = Vec::new();
-    if let Some(rec) = &startup_record {
-        verdicts.push(rec.verdict);
-        reporter.event(&Event::CaseFinished(rec));
-    }
-    let mut stopped = None;
-    let mut ran = 0;
-    for case in cases {
-        let Some(rec) = crate::stop::run_item(
-            stop,
-            &mut stopped,
-            || run_rounds_after(case, target, config, &startup),
-            |rec| rec.verdict == Verdict::Error,
-            |cut| deadline_record(case, cut.is_some()),
-        ) else {
-            break;
-        };
-        ran += 1;
-        verdicts.push(rec.verdict);
-        if let Some(c) = &rec.baseline {
-            compared.push((rec.id.clone(), c.clone()));
-        }
-        reporter.event(&Event::CaseFinished(&rec));
-    }
-    target.shutdown();
-    let outcomes = startup_case
-        .iter()
-        .chain(cases)
-        .map(|c| c.id.as_str())
-        .zip(verdicts);
-    let mut summary = Summary::of(target.describe(), config, outcomes).stopped(stopped, planned);
-    summary.containment = Some(target.containment());
-    summary.retired = retired(&summary.unused);
-    if let Snapshots::Compare(b) = &config.snapshots {
-        summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));
-    }
-    summary.peak_memory_kib = peak_memory_kib();
-    reporter.event(&Event::Finished(&summary));
-    summary
+    run_parallel(config, cases, target, &mut [], reporter)
 }

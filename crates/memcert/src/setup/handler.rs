@@ -57,8 +57,9 @@ pub enum HandlerSpec {
 /// A started handler. Fields drop in order: the target (which stops an external handler)
 /// before the folder holding its adapter.
 pub struct Started {
-    /// The handler to run cases against.
-    pub target: Box<dyn Target>,
+    /// The handler to run cases against (`Send`: one worker of a parallel run,
+    /// `certify::run_parallel`).
+    pub target: Box<dyn Target + Send>,
     /// The private scratch folder that holds the adapter script (empty for other handlers);
     /// removed through its handle when dropped.
     pub adapter_dir: crate::scratch::Scratch,
@@ -151,7 +152,7 @@ pub fn start_contained(
     };
     let start_now = |s: Stdio| started(s, policy.enabled);
     let adapter_dir = crate::scratch::Scratch::new("memcert-adapter-")?;
-    let target: Box<dyn Target> = match spec {
+    let target: Box<dyn Target + Send> = match spec {
         HandlerSpec::Python {
             spec,
             init,

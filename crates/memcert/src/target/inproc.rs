@@ -14,14 +14,16 @@ use crate::handler::Handler;
 use crate::protocol::ToolResult;
 use crate::text::Profile;
 
-/// Builds a fresh handler for a case from `(base_dir, memories_dir)`.
-pub type Factory = Box<dyn FnMut(&Path, &Path) -> std::io::Result<Box<dyn Handler>>>;
+/// Builds a fresh handler for a case from `(base_dir, memories_dir)`. Both the factory and
+/// its handlers are `Send`, so an [`InProcess`] target can be one worker of a parallel run
+/// (`certify::run_parallel`).
+pub type Factory = Box<dyn FnMut(&Path, &Path) -> std::io::Result<Box<dyn Handler + Send>> + Send>;
 
 /// A handler running in this process.
 pub struct InProcess {
     name: String,
     factory: Factory,
-    current: Option<Box<dyn Handler>>,
+    current: Option<Box<dyn Handler + Send>>,
 }
 
 impl InProcess {
@@ -49,7 +51,7 @@ impl InProcess {
             format!("memcert reference handler (profile {profile})"),
             Box::new(move |_base, root| {
                 let h = Reference::open_or_refuse(root, profile, options)?;
-                Ok(Box::new(h) as Box<dyn Handler>)
+                Ok(Box::new(h) as Box<dyn Handler + Send>)
             }),
         )
     }

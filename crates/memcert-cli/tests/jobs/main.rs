@@ -1,0 +1,357 @@
+//! `--jobs`: a run on several handlers at once gives the reports of a run on one. The JSON
+//! report of `--jobs 1` and of `--jobs 2` are equal once what no two runs share is taken out
+//! ([`comparable`]): the timing fields, and the random names of a run's temp folders and canary
+//! token. Race cases leak by chance, so they are compared as the set of their verdicts.
+//!
+//! Every run is `--level quick`. The Python handlers' runs leave out the race cases (a race that
+//! leaks in one run of the pinned SDK and not in the next would change the totals) and the
+//! 64 MiB files of `hazard/huge-file/*` (whether a handler still reading one is stopped after
+//! `READ_PATIENCE` depends on its speed, `target::stdio`: the same verdict, other steps).
+
+#[path = "../common/mod.rs"]
+mod common;
+use common::*;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The JSON report of `memcert certify --level quick --jobs <jobs>` with `args`.
+fn report(jobs: &str, args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args([
+            "certify",
+            "--level",
+            "quick",
+            "--jobs",
+            jobs,
+            "--report-json",
+        ])
+        .arg(&json)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+        panic!(
+            "--jobs {jobs} {args:?}: no report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `text` with what differs between any two runs replaced by a placeholder: the random part of
+/// memcert's temp folder names (`memcert-XXXXXX`, `memcert-alias-XXXXXX`, ...), the canary
+/// token, a UUID (the SDK's temp file names), the PID in the SDK's temp file names
+/// (`.tmp-PID-`), and the byte count of an unbounded read (`/proc/<pid>/io` counts a few bytes
+/// more or less from one run to the next).
+fn redact(text: &str) -> String {
+    let s: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let at = |i: usize, p: &str| s[i..].iter().take(p.chars().count()).copied().eq(p.chars());
+    let run = |i: usize, ok: fn(char) -> bool| s[i..].iter().take_while(|c| ok(**c)).count();
+    let mut i = 0;
+    while i < s.len() {
+        if at(i, "memcert-") {
+            out.push_str("memcert-");
+            i += 8;
+            // Lower-case words and dashes of a prefix (`alias-`, `scratch-`), then six random
+            // letters and digits.
+            loop {
+                let word = run(i, |c| c.is_ascii_lowercase());
+                if word > 0 && s.get(i + word) == Some(&'-') {
+                    out.extend(&s[i..=i + word]);
+                    i += word + 1;
+                } else {
+                    break;
+                }
+            }
+            if run(i, |c| c.is_ascii_alphanumeric()) == 6 {
+                out.push_str("XXXXXX");
+                i += 6;
+            }
+        } else if at(i, "MEMCERT-") && token_at(&s[i + 8..]).is_some() {
+            // `MEMCERT-CANARY-<16 hex>`, or as a handler edited it (`MEMCERT-X-...`).
+            let word = token_at(&s[i + 8..]).unwrap_or(0);
+            out.push_str("MEMCERT-");
+            out.extend(&s[i + 8..i + 8 + word + 1]);
+            out.push_str("[TOKEN]");
+            i += 8 + word + 1 + 16;
+        } else if is_uuid(&s[i..]) {
+            out.push_str("[UUID]");
+            i += 36;
+        } else if at(i, ".tmp-") && run(i + 5, |c| c.is_ascii_digit()) > 0 {
+            out.push_str(".tmp-[PID]");
+            i += 5 + run(i + 5, |c| c.is_ascii_digit());
+        } else if at(i, "read ")
+            && run(i + 5, |c| c.is_ascii_digit()) > 0
+            && at(i + 5 + run(i + 5, |c| c.is_ascii_digit()), " bytes")
+        {
+            out.push_str("read [N]");
+            i += 5 + run(i + 5, |c| c.is_ascii_digit());
+        } else {
+            out.push(s[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The length of the upper-case word when `s` starts with one, a `-` and 16 hexadecimal digits
+/// (the canary token after `MEMCERT-`).
+fn token_at(s: &[char]) -> Option<usize> {
+    let word = s.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    let hex = s
+        .iter()
+        .skip(word + 1)
+        .take(16)
+        .filter(|c| c.is_ascii_hexdigit())
+        .count();
+    (word > 0 && s.get(word) == Some(&'-') && hex == 16).then_some(word)
+}
+
+/// Whether `s` starts with a UUID (`8-4-4-4-12` lower-case hex digits).
+fn is_uuid(s: &[char]) -> bool {
+    let groups = [8, 4, 4, 4, 12];
+    let mut i = 0;
+    for (n, len) in groups.iter().enumerate() {
+        let hex = s[i..]
+            .iter()
+            .take(*len)
+            .filter(|c| c.is_ascii_digit() || ('a'..='f').contains(c))
+            .count();
+        if hex != *len {
+            return false;
+        }
+        i += len;
+        if n < groups.len() - 1 {
+            if s.get(i) != Some(&'-') {
+                return false;
+            }
+            i += 1;
+        }
+    }
+    true
+}
+
+/// A report without its timing fields (`duration_ms`, `peak_memory_kib`), every string
+/// [`redact`]ed.
+fn without_timing(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "duration_ms" | "peak_memory_kib"))
+                .map(|(k, x)| (k.clone(), without_timing(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_timing).collect()),
+        Value::String(s) => Value::String(redact(s)),
+        other => other.clone(),
+    }
+}
+
+/// What two runs of one handler must share: the report [`without_timing`], its race cases
+/// (`race/...`) taken out of `cases` and kept as the set of their verdicts under
+/// `race_verdicts`.
+fn comparable(report: &Value) -> Value {
+    let mut r = without_timing(report);
+    let cases = r["cases"].as_array().cloned().unwrap_or_default();
+    let (races, others): (Vec<Value>, Vec<Value>) = cases
+        .into_iter()
+        .partition(|c| c["id"].as_str().unwrap_or("").starts_with("race/"));
+    let verdicts: BTreeSet<String> = races
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap_or("").to_owned())
+        .collect();
+    r["cases"] = Value::Array(others);
+    r["race_verdicts"] = serde_json::json!(verdicts);
+    r
+}
+
+/// The first difference between `a` and `b` (a JSON pointer and both values), for a failure
+/// message that does not print two whole reports.
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                first_difference(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    &format!("{at}/{k}"),
+                )
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}/{i}"))),
+        _ if a == b => None,
+        _ => Some(format!("{at}: {a} != {b}")),
+    }
+}
+
+/// Assert that the `--jobs 1` and `--jobs <jobs>` reports of `args` are [`comparable`]ly equal,
+/// and that the run had cases; returns the `--jobs 1` report.
+fn same_with_jobs(jobs: &str, args: &[&str]) -> Value {
+    let one = report("1", args);
+    let more = report(jobs, args);
+    let (a, b) = (comparable(&one), comparable(&more));
+    assert!(
+        a["cases"].as_array().is_some_and(|c| c.len() > 100),
+        "{args:?}: {}",
+        a["summary"]
+    );
+    if let Some(d) = first_difference(&a, &b, "") {
+        panic!("--jobs 1 and --jobs {jobs} differ with {args:?}: {d}");
+    }
+    one
+}
+
+#[test]
+fn redact_replaces_what_differs_between_runs_only() {
+    assert_eq!(
+        redact("/dev/shm/memcert-alias-nq0iFY/canary.txt and /tmp/memcert-Ab12cd/base"),
+        "/dev/shm/memcert-alias-XXXXXX/canary.txt and /tmp/memcert-XXXXXX/base"
+    );
+    assert_eq!(
+        redact("MEMCERT-CANARY-a513559573411c5c hard-source.txt, MEMCERT-X-5f103d381b79359e"),
+        "MEMCERT-CANARY-[TOKEN] hard-source.txt, MEMCERT-X-[TOKEN]"
+    );
+    assert_eq!(
+        redact("base/outside/.tmp-2-2e7509ad-301b-4405-a006-58483320a78c was created"),
+        "base/outside/.tmp-[PID]-[UUID] was created"
+    );
+    assert_eq!(
+        redact("the handler read 67108984 bytes for one call"),
+        "the handler read [N] bytes for one call"
+    );
+    // Names memcert did not make random stay.
+    assert_eq!(
+        redact("memcert-reference and memcert-cases, read 3 files"),
+        "memcert-reference and memcert-cases, read 3 files"
+    );
+}
+
+// See: issue 15 ("certify runs every case on one handler, one after another").
+#[test]
+fn the_reference_gives_the_same_reports_with_one_or_two_jobs() {
+    // Two runs with one job agree: what [`comparable`] keeps is not left to chance.
+    let (a, b) = (report("1", &[]), report("1", &[]));
+    if let Some(d) = first_difference(&comparable(&a), &comparable(&b), "") {
+        panic!("two --jobs 1 runs of the reference differ: {d}");
+    }
+    let one = same_with_jobs("2", &[]);
+    assert_eq!(one["summary"]["certified"], true, "{}", one["summary"]);
+    assert_eq!(
+        comparable(&one)["race_verdicts"],
+        serde_json::json!(["PASS"])
+    );
+}
+
+#[test]
+fn the_pinned_python_sdk_gives_the_same_reports_with_one_or_two_jobs() {
+    let py = python();
+    let one = same_with_jobs(
+        "2",
+        &[
+            "--python",
+            PYTHON_SDK_HANDLER,
+            "--profile",
+            "python-sdk",
+            "--python-exe",
+            &py,
+            "--exclude",
+            "race/*",
+            "--exclude",
+            "hazard/huge-file/*",
+        ],
+    );
+    assert_eq!(one["summary"]["certified"], false);
+}
+
+#[test]
+fn flawed_fixtures_give_the_same_reports_with_one_or_two_jobs() {
+    let py = python();
+    for spec in [
+        "fixtures/handlers/flawed/naive_join.py:NaiveJoinMemoryTool",
+        "fixtures/handlers/flawed/percent_u.py:PercentUMemoryTool",
+    ] {
+        let one = same_with_jobs(
+            "2",
+            &[
+                "--python",
+                spec,
+                "--python-exe",
+                &py,
+                "--exclude",
+                "race/*",
+                "--exclude",
+                "hazard/huge-file/*",
+            ],
+        );
+        assert_eq!(one["summary"]["certified"], false, "{spec}");
+        assert_eq!(one["summary"]["counts"]["ERROR"], 0, "{spec}");
+    }
+}
+
+/// The exit code and stderr of `memcert` with `args`.
+fn usage(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn jobs_0_and_more_than_one_job_where_runs_go_one_at_a_time_are_usage_errors() {
+    assert_eq!(
+        usage(&["certify", "--jobs", "0"]),
+        (
+            Some(2),
+            "memcert: error: --jobs must be at least 1\n".into()
+        )
+    );
+    assert_eq!(
+        usage(&["snapshot", "--out", "unused", "--jobs", "0"]),
+        (
+            Some(2),
+            "memcert: error: --jobs must be at least 1\n".into()
+        )
+    );
+    assert_eq!(
+        usage(&["certify", "--memory-dir-unknown", "--jobs", "2"]),
+        (
+            Some(2),
+            "memcert: error: --jobs 2: with --memory-dir-unknown every handler process would \
+             share one store; use --jobs 1\n"
+                .into()
+        )
+    );
+    let app = [
+        "certify",
+        "--app",
+        "true",
+        "--memory-dir",
+        "unused/base/memories",
+        "--jobs",
+        "3",
+    ];
+    assert_eq!(
+        usage(&app),
+        (
+            Some(2),
+            "memcert: error: --jobs 3: --app runs one app at a time; use --jobs 1\n".into()
+        )
+    );
+}
