@@ -157,6 +157,8 @@ fn a_changed_wording_is_a_regression_in_exactly_the_affected_cases_and_passes_re
             "str_replace/multiline-old-str",
             "str_replace/new-str-omitted",
             "str_replace/dollar-literal",
+            "hazard/deep-folder/str_replace",
+            "hazard/wide-folder/str_replace",
             "batch/create-edit-view",
             "batch/two-edits-one-file",
         ],
