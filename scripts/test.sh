@@ -61,7 +61,6 @@ INSTA_UPDATE=no cargo test --workspace --all-features --locked
 # never run here.
 
 echo "==> packages: the wheel and the npm packages from one release build, installed and run"
-empty_dev_null # maturin runs cargo
 bash scripts/package.sh
 bash scripts/check-packages.sh
 

@@ -506,7 +506,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "ReplaceAllMemoryTool",
         &[
             (Fail, "check", "spec:2.3/E3", 2),
-            (NonStrict, "reply", "spec:2.1/A1", 88),
+            (NonStrict, "reply", "spec:2.1/A1", 110),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "reply", "bug:B07", 1),
@@ -527,7 +527,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "OffByOneMemoryTool",
         &[
             (Fail, "check", "spec:2.4/F1", 4),
-            (NonStrict, "reply", "spec:2.1/A1", 84),
+            (NonStrict, "reply", "spec:2.1/A1", 106),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "check", "spec:2.4/F6b", 2),
@@ -549,7 +549,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "NeverWritesMemoryTool",
         &[
             (Fail, "check", "spec:2.2/B1", 5),
-            (NonStrict, "reply", "spec:2.1/A1", 83),
+            (NonStrict, "reply", "spec:2.1/A1", 105),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "reply", "bug:B07", 1),
@@ -572,7 +572,7 @@ const BEHAVIOURAL: &[(&str, &str, &[Row])] = &[
         "MissingOkMemoryTool",
         &[
             (Fail, "reply", "spec:2.1/C21", 5),
-            (NonStrict, "reply", "spec:2.1/A1", 84),
+            (NonStrict, "reply", "spec:2.1/A1", 106),
             (NonStrict, "reply", "spec:2.1/C11", 2),
             (NonStrict, "reply", "spec:2.1/C7", 2),
             (NonStrict, "reply", "bug:B07", 1),
