@@ -453,35 +453,38 @@ fn compare_listing(
         }
     }
     // Dot-names and node_modules are left out of the documented listing, whose header says so;
-    // a listing that shows them under a header that does not promise to leave them out tells
-    // no lie: NON-STRICT, one note per kind.
-    // The header is the first line, unless that line is an entry (a listing with no header).
-    let first = text.lines().next().unwrap_or("");
-    let header = if got
-        .iter()
-        .any(|g| g.path != own && first.contains(g.path.as_str()))
-    {
-        String::new()
-    } else {
-        first.to_lowercase()
-    };
+    // a listing that shows them where no line of its text (entries apart) promises to leave
+    // them out tells no lie: NON-STRICT, one note per kind. Only names below the listed folder
+    // count: `..`, `.` and paths beside the folder are never excused.
+    let prose: String = text
+        .lines()
+        .filter(|l| {
+            !got.iter()
+                .any(|g| g.path != own && l.contains(g.path.as_str()))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_lowercase();
+    let below = format!("{}/", own.trim_end_matches('/'));
     for extra in got
         .iter()
         .filter(|g| g.path != own && !entries.iter().any(|e| e.path == g.path))
     {
         let p = &extra.path;
-        let rel = p.strip_prefix(own.as_str()).unwrap_or(p);
-        let (why, promised) = if rel.split('/').any(|c| c.starts_with('.')) {
+        let rest = p.strip_prefix(below.as_str());
+        let parts: Vec<&str> = rest.map(|r| r.split('/').collect()).unwrap_or_default();
+        let plain = rest.is_some() && !parts.iter().any(|c| *c == ".." || *c == ".");
+        let (why, promised) = if plain && parts.iter().any(|c| c.starts_with('.')) {
             (
                 "a dot-name, which listings leave out",
-                header.contains("hidden"),
+                prose.contains("hidden"),
             )
-        } else if rel.split('/').any(|c| c == "node_modules") {
+        } else if plain && parts.iter().any(|c| *c == "node_modules") {
             (
                 "node_modules, which listings leave out",
-                header.contains("node_modules"),
+                prose.contains("node_modules"),
             )
-        } else if rel.matches('/').count() > 2 {
+        } else if plain && parts.len() > 2 {
             ("deeper than 2 levels", true)
         } else {
             ("which the case does not expect", true)
@@ -716,6 +719,26 @@ mod tests {
             compare_listing("/memories", &want, folded),
             Err("the listing lacks /memories/n.txt: it shows /memories/N.TXT (the store folds case)".into())
         );
+        // A promise on any line but an entry's counts, a preamble before it too.
+        let late = format!("\nListing:\nexcluding hidden items and node_modules\n{body}");
+        assert_eq!(
+            compare_listing("/memories", &want, &late),
+            Err(
+                "the listing shows /memories/node_modules, node_modules, which listings leave out"
+                    .into()
+            )
+        );
+        // `..` and names beside the folder are never excused as dot-names.
+        for extra in ["/memories/../canary.txt", "/memories_evil/.x"] {
+            let text = format!("Contents:\n4.0K\t/memories\n1\t/memories/n.txt\n1\t{extra}");
+            assert_eq!(
+                compare_listing("/memories", &want, &text),
+                Err(format!(
+                    "the listing shows {extra}, which the case does not expect"
+                )),
+                "{extra}"
+            );
+        }
         // No header: the first line is an entry that names node_modules, not a promise.
         assert_eq!(
             compare_listing("/memories", &want, body).map(|n| n.len()),
