@@ -131,7 +131,7 @@ pub fn hint(kind: &str, verdict: Verdict, shape: &str) -> &'static str {
         ("reply-too-large", _) => {
             "bound what one answer holds: refuse or page a file over a size limit (view_range), never read without a bound"
         }
-        ("unbounded-read", _) if shape == SPECIAL_FILE_READ => {
+        ("unbounded-read", _) if shape == SPECIAL_FILE_READ || shape.contains("hangs on ") => {
             "never open a FIFO, socket or device for reading or writing: lstat first, open with O_NONBLOCK and fstat again"
         }
         ("unbounded-read", _) => {
@@ -178,12 +178,24 @@ pub const SPECIAL_FILE_READ: &str =
 /// the handler reads a file whole with no size limit.
 pub const HUGE_FILE_READ: &str = "reads a huge file whole, with no size limit (bug:B17)";
 
-/// The slot and shape of an `unbounded-read` or `hang` finding whose detail names the hazard
-/// its case planted (`attack::oracle::hazard_of`: "hangs on a FIFO", "unbounded read of a
-/// character device"); `None` when it names none (the rule then keys the cause).
-fn read_slot(detail: &str) -> Option<(String, String)> {
-    let names =
-        |h: &str| detail.contains(&format!("on {h}:")) || detail.contains(&format!("of {h}:"));
+/// The citations of the file-type and size rows: a case that cites one of them is about what a
+/// command may read (`bug:B17`; a FIFO, socket or device refused, spec:2.1/C27, spec:2.3/C28).
+const READ_ROWS: [&str; 3] = ["bug:B17", "spec:2.1/C27", "spec:2.3/C28"];
+
+/// The slot and shape of an `unbounded-read` or `hang` finding of a case that cites a
+/// [`READ_ROWS`] row, by the hazard its detail names at its start (`attack::oracle::hazard_of`:
+/// `step 1: hangs on a FIFO: ...`, `step 1: unbounded read of a character device: ...`); `None`
+/// otherwise (a root that is a FIFO, `bug:B10`, keeps its own rule and cause).
+fn read_slot(source: &[String], detail: &str) -> Option<(String, String)> {
+    if !source.iter().any(|s| READ_ROWS.contains(&s.as_str())) {
+        return None;
+    }
+    // The detail without its `step N: `: memcert's words up to the first colon.
+    let head = detail.split_once(": ").map_or(detail, |(_, rest)| rest);
+    let names = |h: &str| {
+        head.starts_with(&format!("hangs on {h}:"))
+            || head.starts_with(&format!("unbounded read of {h}:"))
+    };
     if ["a FIFO", "a socket", "a character device"]
         .into_iter()
         .any(names)
@@ -224,7 +236,7 @@ fn slot_and_shape(
         ("reply" | "check", None) => reply_or_check_key(c, f, rule),
         // What was read, not which command or requirement met it: one flaw, one cause.
         ("unbounded-read", None) => {
-            read_slot(&f.detail).unwrap_or_else(|| (rule.to_owned(), shape(&f.detail)))
+            read_slot(&c.source, &f.detail).unwrap_or_else(|| (rule.to_owned(), shape(&f.detail)))
         }
         _ => (rule.to_owned(), shape(&f.detail)),
     }
@@ -395,6 +407,13 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
             }
             seen.push(effect);
             let (slot, shape) = slot_and_shape(effect, unaimed, c, f, &rule);
+            // A read cause is the class of flaw, whichever row each case cites: its rule (and
+            // so its SARIF rule id and fingerprint) does not depend on which cases it holds.
+            let rule = if slot == "special-file" || slot == "huge-file" {
+                "bug:B17".to_owned()
+            } else {
+                rule.clone()
+            };
             let key = (f.verdict, effect.to_owned(), slot, shape);
             let (list, kinds, rules) = groups.entry(key).or_default();
             if !kinds.contains(&f.kind) {
@@ -761,12 +780,15 @@ mod tests {
                 "unbounded-read",
                 "step 1: unbounded read of a huge file: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)",
             ),
+            // A root that is a FIFO is another flaw (no check that the root is a folder).
+            rec("scenario/root-fifo/view", &["bug:B10"], "hang", hang),
         ]);
-        let seen: Vec<(&str, &str, Vec<&str>, Vec<&str>)> = got
+        let seen: Vec<(&str, &str, &str, Vec<&str>, Vec<&str>)> = got
             .iter()
             .map(|c| {
                 (
                     c.kind.as_str(),
+                    c.spec.as_str(),
                     c.shape.as_str(),
                     c.kinds.iter().map(String::as_str).collect(),
                     c.ids.iter().map(String::as_str).collect(),
@@ -778,12 +800,21 @@ mod tests {
             vec![
                 (
                     "unbounded-read",
+                    "bug:B17",
                     SPECIAL_FILE_READ,
                     vec!["hang", "unbounded-read"],
                     vec!["view/fifo", "hazard/fifo/view", "hazard/char-device/view"],
                 ),
                 (
                     "unbounded-read",
+                    "bug:B10",
+                    "step N: hangs on a FIFO: no answer within Ns; the handler was stopped and will be restarted (bug:BN)",
+                    vec!["hang"],
+                    vec!["scenario/root-fifo/view"],
+                ),
+                (
+                    "unbounded-read",
+                    "bug:B17",
                     HUGE_FILE_READ,
                     vec!["unbounded-read"],
                     vec!["hazard/huge-file/view"],
@@ -798,9 +829,9 @@ mod tests {
             got[0].hint
         );
         assert!(
-            got[1].hint.starts_with("bound what one call reads"),
+            got[2].hint.starts_with("bound what one call reads"),
             "{}",
-            got[1].hint
+            got[2].hint
         );
     }
 
