@@ -19,8 +19,8 @@
 //! - Rule ids are `<effect>/<rule>` (`escape/bug:B01`, `reply/spec:2.1/D3`): the cause's effect
 //!   ([`super::causes::effect`]) and its rule ([`super::causes::rule`]); they change only when
 //!   the catalog re-cites a case. Each result carries `partialFingerprints`
-//!   (`memcertCause/v1`: the SHA-256 of rule id and the cause's shape, or of an escape's rule id
-//!   alone, first 32 hex digits: [`fingerprint`]), so an
+//!   (`memcertCause/v1`: the SHA-256 of rule id and the cause's shape, or for an escape whether
+//!   it wrote outside, first 32 hex digits: [`fingerprint`]), so an
 //!   alert stays the same alert across runs while the cause is the same.
 //! - A cause whose every case the expected-failures list excuses has an `external` suppression.
 //! - Untrusted text (findings quote handler replies) is written with every hidden character shown
@@ -72,12 +72,17 @@ pub fn rule_id(cause: &Cause) -> String {
 }
 
 /// The `memcertCause/v1` fingerprint of a cause: the first 32 hex digits of the SHA-256 of its
-/// rule id, a newline and its shape; for an escape, the word `escape` instead of the shape (an
-/// escape's shape lists what was seen, read or changed or copied, and mending one of those must
-/// not turn the rest into a new alert).
+/// rule id, a newline and its shape; for an escape, instead of the shape (which lists every kind
+/// seen), `escape:write` when it changed anything outside and `escape:read` otherwise (read, or
+/// copied into the store). So an escape that also copies is the same alert, and one that starts
+/// (or stops) writing outside is a new one: a dismissed read-only alert never covers a write.
 pub fn fingerprint(cause: &Cause) -> String {
     let shape = if cause.kind == "escape" {
-        "escape"
+        if cause.kinds.iter().any(|k| k == "outside-changed") {
+            "escape:write"
+        } else {
+            "escape:read"
+        }
     } else {
         cause.shape.as_str()
     };
@@ -323,20 +328,24 @@ mod tests {
     }
 
     #[test]
-    fn an_escape_keeps_its_fingerprint_when_part_of_it_is_mended() {
+    fn an_escape_keeps_its_fingerprint_unless_it_starts_or_stops_writing_outside() {
         let (_, cases) = sample();
         let mut cause = super::super::causes::causes(&cases).remove(0);
         assert_eq!(cause.shape, "reached outside the root (read)");
         let before = fingerprint(&cause);
-        // sha256("escape/bug:B01\nescape"), first 16 bytes.
-        let want: String = sha2::Sha256::digest("escape/bug:B01\nescape")
+        // sha256("escape/bug:B01\nescape:read"), first 16 bytes.
+        let want: String = sha2::Sha256::digest("escape/bug:B01\nescape:read")
             .iter()
             .take(16)
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(before, want);
-        cause.shape = "reached outside the root (changed, read)".into();
+        cause.shape = "reached outside the root (copied into the store, read)".into();
+        cause.kinds.push("outside-copied".into());
         assert_eq!(fingerprint(&cause), before);
+        // Writing outside is another alert: a dismissed read never covers it.
+        cause.kinds.push("outside-changed".into());
+        assert_ne!(fingerprint(&cause), before);
         cause.kind = "reply".into();
         assert_ne!(fingerprint(&cause), before);
     }
