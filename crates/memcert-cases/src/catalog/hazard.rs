@@ -10,8 +10,8 @@
 //! | `socket` | `/memories/sock.md`, a socket nothing listens on | spec:2.1/C27, spec:2.3/C28, bug:B17 |
 //! | `char-device` | `/memories/zero.md`, a character device 1:5 (`/dev/zero`: its reads never end) | spec:2.1/C27, spec:2.3/C28, bug:B17 |
 //! | `huge-file` | `/memories/huge.md`, a sparse file of 64 MiB | bug:B17 |
-//! | `symlink-outside-file` | `/memories/evil.md`, a symlink to the outside canary `outside/secret.txt` | spec:3/S-1, bug:B09 |
-//! | `symlink-outside-dir` | `/memories/linkdir`, a symlink to the outside folder `outside/` (commands aim below it, delete and rename at the link) | spec:3/S-1, bug:B09, bug:B10, bug:B13, bug:B14 |
+//! | `symlink-outside-file` | `/memories/evil.md`, a symlink to the outside canary `outside/secret.txt` | spec:3/S-1, bug:B09 (delete: bug:B14; rename from: bug:B13) |
+//! | `symlink-outside-dir` | `/memories/linkdir`, a symlink to the outside folder `outside/` (commands aim below it, delete and rename at the link) | spec:3/S-1, bug:B09, bug:B10, bug:B13, bug:B14 (delete: bug:B14; rename from: bug:B13) |
 //! | `symlink-inside` | `/memories/inner.md`, a symlink to the memory file `/memories/target.txt` | spec:3/S-2 to spec:3/S-7, bug:B14 |
 //! | `unreadable-file` | `/memories/locked.md`, a file with mode 000 (SKIPPED when the handler runs as root) | bug:B07 |
 //! | `deep-folder` | `/memories/deep/d/.../d/bottom.txt`, 32 folders deep | bug:B14, spec:3/P-10 |
@@ -529,13 +529,17 @@ fn outside_link_commands(h: &Hazard) -> Vec<Cmd> {
             delete(p),
             format!("delete of {w} MUST remove at most the link itself, never its target."),
             vec![exact(Outcome::Deleted { path: p.into() }), refused()],
-        ),
+        )
+        // The rows of symlink/outside-file/delete and symlink/intermediate/rename-source: the
+        // same flaw is then one cause.
+        .cites(&["spec:3/S-1", "bug:B14"]),
         Cmd::new(
             "rename-from",
             rename(p, &moved),
             format!("rename of {w} MUST move the link itself (or refuse), never its target nor its content."),
             vec![exact(renamed(p, &moved)), refused()],
-        ),
+        )
+        .cites(&["spec:3/S-1", "bug:B13"]),
         Cmd::new(
             "rename-onto",
             rename(&notes, p),
