@@ -13,7 +13,8 @@ use super::*;
 /// The non-PASS verdicts of the shared body `_base.py` at `--level quick`, races excluded: its
 /// wording and edge choices (NON-STRICT; an unreadable folder listed as empty, the permission
 /// cases running under containment), and a store root replaced by a link is followed (the
-/// root is `realpath`ed once, `scenario/root-symlink/*` UNSAFE), as every fixture built on it.
+/// root is `realpath`ed once, `scenario/root-symlink/*` and `hazard/linked-root/*` but rename-onto
+/// UNSAFE), as every fixture built on it.
 const BASE_QUICK: &[(&str, &str)] = &[
     ("view/dir/root-trailing-slash", "NON-STRICT"),
     ("view/file/view-range/inverted", "NON-STRICT"),
@@ -35,6 +36,12 @@ const BASE_QUICK: &[(&str, &str)] = &[
     ("scenario/root-symlink/str_replace", "UNSAFE"),
     ("scenario/root-symlink/delete", "UNSAFE"),
     ("scenario/root-symlink/rename", "UNSAFE"),
+    ("hazard/linked-root/view", "UNSAFE"),
+    ("hazard/linked-root/create", "UNSAFE"),
+    ("hazard/linked-root/str_replace", "UNSAFE"),
+    ("hazard/linked-root/insert", "UNSAFE"),
+    ("hazard/linked-root/delete", "UNSAFE"),
+    ("hazard/linked-root/rename-from", "UNSAFE"),
     ("malformed/view/view-range-not-list", "NON-STRICT"),
     ("malformed/view/view-range-one-item", "NON-STRICT"),
     ("malformed/view/view-range-strings", "NON-STRICT"),

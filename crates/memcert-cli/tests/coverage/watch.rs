@@ -6,7 +6,8 @@
 //! renamed into the store), `fixtures/handlers/flawed/base_prefix.py` (its boundary is the base
 //! folder, tested as a string prefix). Every list below is the fixture's exact non-PASS verdicts
 //! ([`Run::caught`]); besides the flaw's own cases they hold what the shared body `_base.py`
-//! gives every fixture (the NON-STRICT wordings, the linked root `scenario/root-symlink/*`).
+//! gives every fixture (the NON-STRICT wordings, the linked root `scenario/root-symlink/*` and
+//! `hazard/linked-root/*`).
 
 use super::{certify_fixture, Run};
 use std::collections::BTreeMap;
@@ -113,6 +114,12 @@ const TRANSIENT_QUICK: &[(&str, &str)] = &[
     ("scenario/root-symlink/rename", "UNSAFE"),
     ("scenario/root-symlink/str_replace", "UNSAFE"),
     ("scenario/root-symlink/view", "UNSAFE"),
+    ("hazard/linked-root/view", "UNSAFE"),
+    ("hazard/linked-root/create", "UNSAFE"),
+    ("hazard/linked-root/str_replace", "UNSAFE"),
+    ("hazard/linked-root/insert", "UNSAFE"),
+    ("hazard/linked-root/delete", "UNSAFE"),
+    ("hazard/linked-root/rename-from", "UNSAFE"),
     ("traversal/absolute/double-slash-create", "UNSAFE"),
     ("traversal/backslash/create", "UNSAFE"),
     ("traversal/encoded/single/create", "UNSAFE"),
@@ -165,6 +172,12 @@ const BASE_PREFIX_QUICK: &[(&str, &str)] = &[
     ("scenario/root-symlink/rename", "UNSAFE"),
     ("scenario/root-symlink/str_replace", "UNSAFE"),
     ("scenario/root-symlink/view", "UNSAFE"),
+    ("hazard/linked-root/view", "UNSAFE"),
+    ("hazard/linked-root/create", "UNSAFE"),
+    ("hazard/linked-root/str_replace", "UNSAFE"),
+    ("hazard/linked-root/insert", "UNSAFE"),
+    ("hazard/linked-root/delete", "UNSAFE"),
+    ("hazard/linked-root/rename-from", "UNSAFE"),
     ("traversal/dotdot/create-base-sibling", "UNSAFE"),
     ("traversal/dotdot/create-escape", "UNSAFE"),
     ("traversal/dotdot/create-sibling", "UNSAFE"),
