@@ -221,7 +221,8 @@ pub struct HandlerArgs {
     /// queue; the reports are the same as with `--jobs 1`, in catalog order. Race cases run
     /// after the others, on one handler alone. With --memory-dir-unknown (one store that every
     /// process of the handler shares) and with --app, runs are one at a time: the default is 1
-    /// and more is refused.
+    /// and more is refused. Where a handler gets no PID namespace of its own, one handler runs
+    /// (a warning says so).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }
@@ -340,15 +341,29 @@ impl HandlerArgs {
         Ok(started)
     }
 
-    /// `jobs` handlers ([`HandlerArgs::start`]) for a parallel run (`certify::run_parallel`):
-    /// each its own process (or in-process instance) with its own scratch folders and
-    /// containment. They start one after another on this thread: a contained handler dies with
-    /// the thread that started it (`PR_SET_PDEATHSIG`, `memcert::contain`), and this thread
-    /// outlives the run. The first error is the error; a partial containment is said once.
+    /// Up to `jobs` handlers ([`HandlerArgs::start`]) for a parallel run
+    /// (`certify::run_parallel`): each its own process (or in-process instance) with its own
+    /// scratch folders and containment. They start one after another on this thread: a
+    /// contained handler dies with the thread that started it (`PR_SET_PDEATHSIG`,
+    /// `memcert::contain`), and this thread outlives the run. The first error is the error; a
+    /// partial containment is said once.
+    ///
+    /// Fewer handlers, each with one warning line: only the first when it runs without a PID
+    /// namespace of its own ([`memcert::contain::Containment::shares_process_tree`]: stopping one would kill the
+    /// others).
     pub fn start_pool(&self, profile: Profile, stop: &Stop, jobs: usize) -> Result<Vec<Started>> {
-        let mut pool = vec![self.start(profile, stop)?];
+        let first = self.start(profile, stop)?;
+        let contained = first.target.containment();
+        let mut pool = vec![first];
+        if jobs > 1 && contained.shares_process_tree() {
+            crate::reporting::warn(&format!(
+                "--jobs {jobs}: running one handler at a time: without a PID namespace per handler memcert cannot tell their processes apart"
+            ));
+            return Ok(pool);
+        }
         for _ in 1..jobs {
-            pool.push(self.start_quiet(profile, stop)?);
+            let helper = self.start_quiet(profile, stop)?;
+            pool.push(helper);
         }
         Ok(pool)
     }

@@ -123,7 +123,20 @@ pub struct Containment {
     pub privileged: bool,
 }
 
+/// [`Containment::namespaces`] of the fallback where no PID namespace could be made: memcert is
+/// a child subreaper and kills, besides the handler's own descendants, every child of memcert's
+/// started after the handler (an orphan the handler left), so two handlers at once cannot be
+/// told apart ([`Containment::shares_process_tree`]).
+pub const SUBREAPER: &str = "none (subreaper)";
+
 impl Containment {
+    /// Whether the handler runs without a PID namespace of its own under memcert's subreaper
+    /// fallback ([`SUBREAPER`]): stopping it kills every process memcert started after it, the
+    /// other handlers of a parallel run (`--jobs`) included, so such a handler must run alone.
+    pub fn shares_process_tree(&self) -> bool {
+        self.enabled && self.namespaces == SUBREAPER
+    }
+
     /// The record of a run with containment turned off (`--no-contain`).
     pub fn off(uid: u32) -> Containment {
         Containment {
@@ -230,5 +243,21 @@ mod tests {
         assert_eq!(c.line(), "user+pid namespaces, uid 65534 (nobody), no_new_privs, Landlock ABI 6 (write: scratch root only), TCP bind and connect denied, signals and abstract unix sockets scoped, env scrubbed, limits address space 4 GiB");
         assert_eq!(bytes(8 << 30), "8 GiB");
         assert_eq!(bytes(3 << 20), "3 MiB");
+    }
+
+    #[test]
+    fn the_subreaper_fallback_shares_the_process_tree_and_differences_are_named() {
+        let full = Containment {
+            enabled: true,
+            namespaces: "user+pid".into(),
+            ..Containment::default()
+        };
+        let fallback = Containment {
+            namespaces: SUBREAPER.into(),
+            ..full.clone()
+        };
+        assert!(!full.shares_process_tree());
+        assert!(fallback.shares_process_tree());
+        assert!(!Containment::off(0).shares_process_tree());
     }
 }
