@@ -349,8 +349,9 @@ impl HandlerArgs {
     /// partial containment is said once.
     ///
     /// Fewer handlers, each with one warning line: only the first when it runs without a PID
-    /// namespace of its own ([`memcert::contain::Containment::shares_process_tree`]: stopping one would kill the
-    /// others).
+    /// namespace of its own (`memcert::contain::Containment::shares_process_tree`: stopping
+    /// one would kill the others); a helper whose containment differs from the first's is shut
+    /// down and not used (the report gives the first's containment as every handler's).
     pub fn start_pool(&self, profile: Profile, stop: &Stop, jobs: usize) -> Result<Vec<Started>> {
         let first = self.start(profile, stop)?;
         let contained = first.target.containment();
@@ -362,7 +363,14 @@ impl HandlerArgs {
             return Ok(pool);
         }
         for _ in 1..jobs {
-            let helper = self.start_quiet(profile, stop)?;
+            let mut helper = self.start_quiet(profile, stop)?;
+            if let Some(diff) = contained.difference(&helper.target.containment()) {
+                crate::reporting::warn(&format!(
+                    "--jobs {jobs}: a handler whose containment differs from the first's is not used ({diff})"
+                ));
+                helper.target.shutdown();
+                continue;
+            }
             pool.push(helper);
         }
         Ok(pool)

@@ -137,6 +137,50 @@ impl Containment {
         self.enabled && self.namespaces == SUBREAPER
     }
 
+    /// The first field in which `other` differs from this containment, as
+    /// `FIELD: THIS vs OTHER` (`namespaces: user+pid vs none (subreaper)`); `None` when they are
+    /// the same. For the handlers of one parallel run, which must all run under one policy.
+    pub fn difference(&self, other: &Containment) -> Option<String> {
+        let on = |b: bool| if b { "on" } else { "off" };
+        let fields = [
+            (
+                "containment",
+                on(self.enabled).to_owned(),
+                on(other.enabled).to_owned(),
+            ),
+            (
+                "namespaces",
+                self.namespaces.clone(),
+                other.namespaces.clone(),
+            ),
+            ("uid", self.uid.clone(), other.uid.clone()),
+            (
+                "no_new_privs",
+                on(self.no_new_privs).to_owned(),
+                on(other.no_new_privs).to_owned(),
+            ),
+            (
+                "Landlock ABI",
+                self.landlock_abi.to_string(),
+                other.landlock_abi.to_string(),
+            ),
+            (
+                "filesystem",
+                self.filesystem.clone(),
+                other.filesystem.clone(),
+            ),
+            ("network", self.network.clone(), other.network.clone()),
+            ("scope", self.scope.clone(), other.scope.clone()),
+            ("env", self.env.clone(), other.env.clone()),
+            ("limits", self.limits.clone(), other.limits.clone()),
+            ("missing", self.missing.join("; "), other.missing.join("; ")),
+        ];
+        fields
+            .into_iter()
+            .find(|(_, a, b)| a != b)
+            .map(|(field, a, b)| format!("{field}: {a} vs {b}"))
+    }
+
     /// The record of a run with containment turned off (`--no-contain`).
     pub fn off(uid: u32) -> Containment {
         Containment {
@@ -259,5 +303,14 @@ mod tests {
         assert!(!full.shares_process_tree());
         assert!(fallback.shares_process_tree());
         assert!(!Containment::off(0).shares_process_tree());
+        assert_eq!(full.difference(&full.clone()), None);
+        assert_eq!(
+            full.difference(&fallback).as_deref(),
+            Some("namespaces: user+pid vs none (subreaper)")
+        );
+        assert_eq!(
+            full.difference(&Containment::in_process()).as_deref(),
+            Some("containment: on vs off")
+        );
     }
 }
