@@ -218,7 +218,8 @@ pub struct HandlerArgs {
     pub pass_env: Vec<String>,
     /// Run this many handlers at once (default: the number of CPUs, at most 4), each its own
     /// process (or in-process instance) with its own scratch folders, taking cases from one
-    /// queue; the reports are the same as with `--jobs 1`, in catalog order. Race cases run
+    /// queue; the same verdicts as with `--jobs 1` for handlers that keep no state from one
+    /// case to the next, reported in catalog order. Race cases run
     /// first, alone on one handler. With --memory-dir-unknown (one store that every
     /// process of the handler shares) and with --app, runs are one at a time: the default is 1
     /// and more is refused. Where a handler gets no PID namespace of its own, one handler runs

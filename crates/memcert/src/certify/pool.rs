@@ -114,6 +114,7 @@ pub fn run_parallel(
         .zip(verdicts);
     let mut summary = Summary::of(target.describe(), config, outcomes).stopped(stopped, planned);
     summary.containment = Some(target.containment());
+    summary.jobs = 1 + helpers.len();
     summary.retired = retired(&summary.unused);
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));
