@@ -216,7 +216,8 @@ pub struct HandlerArgs {
     /// that value in a reply is UNSAFE.
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
-    /// Run this many handlers at once (default: the number of CPUs, at most 4), each its own
+    /// Run this many handlers at once (default: the number of CPUs, at most 4; at most 64, and
+    /// no more than the cases that can run in parallel), each its own
     /// process (or in-process instance) with its own scratch folders, taking cases from one
     /// queue; the same verdicts as with `--jobs 1` for handlers that keep no state from one
     /// case to the next, reported in catalog order. Race cases run
@@ -231,10 +232,13 @@ pub struct HandlerArgs {
 /// The most handlers `--jobs` starts by default, whatever the number of CPUs.
 pub const MAX_DEFAULT_JOBS: usize = 4;
 
+/// The most handlers `--jobs` may ask for: more is refused (exit 2).
+pub const MAX_JOBS: usize = 64;
+
 impl HandlerArgs {
     /// How many handlers run at once (`--jobs`): the flag, else the number of CPUs up to
     /// [`MAX_DEFAULT_JOBS`]; 1 with --memory-dir-unknown and with `app` (--app), where more is
-    /// an error, as is 0.
+    /// an error, as are 0 and more than [`MAX_JOBS`].
     pub fn jobs(&self, app: bool) -> Result<usize> {
         let one_at_a_time = if app {
             Some("--app runs one app at a time")
@@ -245,6 +249,7 @@ impl HandlerArgs {
         };
         match (self.jobs, one_at_a_time) {
             (Some(0), _) => bail!("--jobs must be at least 1"),
+            (Some(n), _) if n > MAX_JOBS => bail!("--jobs {n}: at most {MAX_JOBS}"),
             (Some(n), Some(why)) if n > 1 => bail!("--jobs {n}: {why}; use --jobs 1"),
             (_, Some(_)) => Ok(1),
             (Some(n), None) => Ok(n),

@@ -331,6 +331,10 @@ fn jobs_0_and_more_than_one_job_where_runs_go_one_at_a_time_are_usage_errors() {
         )
     );
     assert_eq!(
+        usage(&["certify", "--jobs", "65"]),
+        (Some(2), "memcert: error: --jobs 65: at most 64\n".into())
+    );
+    assert_eq!(
         usage(&["snapshot", "--out", "unused", "--jobs", "0"]),
         (
             Some(2),
