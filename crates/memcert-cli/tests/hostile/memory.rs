@@ -164,6 +164,8 @@ fn memory_endless_line_is_cut_at_the_read_cap() {
         dir.path(),
         "endless_line.py",
         &[
+            "--jobs",
+            "1",
             "--max-reply-bytes",
             "1048576",
             "--timeout",
