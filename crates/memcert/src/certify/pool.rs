@@ -10,7 +10,9 @@
 //! - The start-up probe ([`super::probe_startup`]) runs once, first, on the first target,
 //!   before any other target gets a case. The summary names the first target and its
 //!   containment ([`Target::describe`], [`Target::containment`]): every target of a pool runs
-//!   the same handler under the same policy.
+//!   the same handler under the same policy (the CLI leaves out a handler whose containment
+//!   differs from the first's, and makes no pool where a handler gets no PID namespace of its
+//!   own). [`Summary::jobs`] is the number of targets: `target` and every helper.
 //! - Race cases ([`Case::race`]) run first, right after the start-up probe, one after another
 //!   on the first target alone (the others idle), so the load of the other handlers does not
 //!   make a race rarer; then every other case runs on the whole pool. Races first, because they
