@@ -26,6 +26,8 @@ if PATH="$plain_path" command -v cargo >/dev/null; then
 fi
 
 cases=(--level quick --exclude 'race/*')
+# Every run here is --jobs 1: they compare verdicts given under --timeout, and the SIGTERM check
+# waits a fixed time; a pool of handlers would only add load to a shared machine.
 verdicts() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("\n".join(c["id"]+" "+c["verdict"] for c in r["cases"]))' "$1"; }
 # same WHAT A B: the reports A (cargo-built) and B (package) exist, hold cases, and agree.
 same() {
@@ -44,11 +46,11 @@ echo "==> the wheel, in a fresh venv with the pinned SDK"
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" -r adapters/python/requirements.txt
 set +e
-(cd "$work" && VIRTUAL_ENV="$work/venv" PATH="$work/venv/bin:$plain_path" memcert certify \
+(cd "$work" && VIRTUAL_ENV="$work/venv" PATH="$work/venv/bin:$plain_path" memcert certify --jobs 1 \
   --python anthropic.tools:BetaLocalFilesystemMemoryTool --profile python-sdk "${cases[@]}" \
   --report-json "$work/wheel.json" >/dev/null 2>>"$work/runs.log")
 set -e
-target/debug/memcert certify --python anthropic.tools:BetaLocalFilesystemMemoryTool \
+target/debug/memcert certify --jobs 1 --python anthropic.tools:BetaLocalFilesystemMemoryTool \
   --python-exe "$work/venv/bin/python" --profile python-sdk "${cases[@]}" \
   --report-json "$work/cargo-python.json" >/dev/null 2>>"$work/runs.log" || true
 same wheel "$work/cargo-python.json" "$work/wheel.json"
@@ -58,17 +60,17 @@ mkdir -p "$work/npm"
 (cd "$work/npm" && npm init -y >/dev/null && PATH="$plain_path" npm install --silent --no-audit --no-fund \
   "$packages"/memcert-linux-x64-*.tgz "$packages"/memcert-0*.tgz)
 set +e
-(cd "$work/npm" && PATH="$plain_path" npx --no-install memcert certify \
+(cd "$work/npm" && PATH="$plain_path" npx --no-install memcert certify --jobs 1 \
   --node @anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool --node-path "$root/adapters/node" \
   --profile typescript-sdk "${cases[@]}" --report-json "$work/npm.json" >/dev/null 2>>"$work/runs.log")
 set -e
-target/debug/memcert certify --node @anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool \
+target/debug/memcert certify --jobs 1 --node @anthropic-ai/sdk/tools/memory/node:BetaLocalFilesystemMemoryTool \
   --node-path "$root/adapters/node" --profile typescript-sdk "${cases[@]}" \
   --report-json "$work/cargo-node.json" >/dev/null 2>>"$work/runs.log" || true
 same npm "$work/cargo-node.json" "$work/npm.json"
 
 echo "==> the npm launcher passes SIGTERM on: memcert stops cleanly (130), no process left"
-PATH="$plain_path" node "$work/npm/node_modules/memcert/bin/memcert.js" certify --level full \
+PATH="$plain_path" node "$work/npm/node_modules/memcert/bin/memcert.js" certify --jobs 1 --level full \
   --report-json "$work/term.json" >/dev/null 2>>"$work/runs.log" &
 launcher=$!
 sleep 3

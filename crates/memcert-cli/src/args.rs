@@ -216,12 +216,15 @@ pub struct HandlerArgs {
     /// that value in a reply is UNSAFE.
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
-    /// Run this many handlers at once (default: the number of CPUs, at most 4), each its own
+    /// Run this many handlers at once (default: the number of CPUs, at most 4; at most 64, and
+    /// no more than the cases that can run in parallel), each its own
     /// process (or in-process instance) with its own scratch folders, taking cases from one
-    /// queue; the reports are the same as with `--jobs 1`, in catalog order. Race cases run
-    /// after the others, on one handler alone. With --memory-dir-unknown (one store that every
+    /// queue; the same verdicts as with `--jobs 1` for handlers that keep no state from one
+    /// case to the next, reported in catalog order. Race cases run
+    /// first, alone on one handler. With --memory-dir-unknown (one store that every
     /// process of the handler shares) and with --app, runs are one at a time: the default is 1
-    /// and more is refused.
+    /// and more is refused. Where a handler gets no PID namespace of its own, one handler runs
+    /// (a warning says so).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }
@@ -229,10 +232,13 @@ pub struct HandlerArgs {
 /// The most handlers `--jobs` starts by default, whatever the number of CPUs.
 pub const MAX_DEFAULT_JOBS: usize = 4;
 
+/// The most handlers `--jobs` may ask for: more is refused (exit 2).
+pub const MAX_JOBS: usize = 64;
+
 impl HandlerArgs {
     /// How many handlers run at once (`--jobs`): the flag, else the number of CPUs up to
     /// [`MAX_DEFAULT_JOBS`]; 1 with --memory-dir-unknown and with `app` (--app), where more is
-    /// an error, as is 0.
+    /// an error, as are 0 and more than [`MAX_JOBS`].
     pub fn jobs(&self, app: bool) -> Result<usize> {
         let one_at_a_time = if app {
             Some("--app runs one app at a time")
@@ -243,6 +249,7 @@ impl HandlerArgs {
         };
         match (self.jobs, one_at_a_time) {
             (Some(0), _) => bail!("--jobs must be at least 1"),
+            (Some(n), _) if n > MAX_JOBS => bail!("--jobs {n}: at most {MAX_JOBS}"),
             (Some(n), Some(why)) if n > 1 => bail!("--jobs {n}: {why}; use --jobs 1"),
             (_, Some(_)) => Ok(1),
             (Some(n), None) => Ok(n),
@@ -340,15 +347,37 @@ impl HandlerArgs {
         Ok(started)
     }
 
-    /// `jobs` handlers ([`HandlerArgs::start`]) for a parallel run (`certify::run_parallel`):
-    /// each its own process (or in-process instance) with its own scratch folders and
-    /// containment. They start one after another on this thread: a contained handler dies with
-    /// the thread that started it (`PR_SET_PDEATHSIG`, `memcert::contain`), and this thread
-    /// outlives the run. The first error is the error; a partial containment is said once.
+    /// Up to `jobs` handlers ([`HandlerArgs::start`]) for a parallel run
+    /// (`certify::run_parallel`): each its own process (or in-process instance) with its own
+    /// scratch folders and containment. They start one after another on this thread: a
+    /// contained handler dies with the thread that started it (`PR_SET_PDEATHSIG`,
+    /// `memcert::contain`), and this thread outlives the run. The first error is the error; a
+    /// partial containment is said once.
+    ///
+    /// Fewer handlers, each with one warning line: only the first when it runs without a PID
+    /// namespace of its own (`memcert::contain::Containment::shares_process_tree`: stopping
+    /// one would kill the others); a helper whose containment differs from the first's is shut
+    /// down and not used (the report gives the first's containment as every handler's).
     pub fn start_pool(&self, profile: Profile, stop: &Stop, jobs: usize) -> Result<Vec<Started>> {
-        let mut pool = vec![self.start(profile, stop)?];
+        let first = self.start(profile, stop)?;
+        let contained = first.target.containment();
+        let mut pool = vec![first];
+        if jobs > 1 && contained.shares_process_tree() {
+            crate::reporting::warn(&format!(
+                "--jobs {jobs}: running one handler at a time: without a PID namespace per handler memcert cannot tell their processes apart"
+            ));
+            return Ok(pool);
+        }
         for _ in 1..jobs {
-            pool.push(self.start_quiet(profile, stop)?);
+            let mut helper = self.start_quiet(profile, stop)?;
+            if let Some(diff) = contained.difference(&helper.target.containment()) {
+                crate::reporting::warn(&format!(
+                    "--jobs {jobs}: a handler whose containment differs from the first's is not used ({diff})"
+                ));
+                helper.target.shutdown();
+                continue;
+            }
+            pool.push(helper);
         }
         Ok(pool)
     }

@@ -374,6 +374,24 @@ mod tests {
     }
 
     #[test]
+    fn no_more_handlers_start_than_cases_that_run_in_parallel() {
+        let all = memcert::suite::catalog::all();
+        let race = all.iter().find(|c| c.race.is_some()).cloned().unwrap();
+        let plain: Vec<memcert::suite::Case> = all
+            .iter()
+            .filter(|c| c.race.is_none())
+            .take(2)
+            .cloned()
+            .collect();
+        let mixed = [plain.clone(), vec![race.clone()]].concat();
+        assert_eq!(super::pool_size(4, &mixed), 2);
+        assert_eq!(super::pool_size(1, &mixed), 1);
+        assert_eq!(super::pool_size(4, &[race]), 1);
+        assert_eq!(super::pool_size(4, &[]), 1);
+        assert_eq!(super::pool_size(64, &plain), 2);
+    }
+
+    #[test]
     fn jobs_default_to_the_cpus_up_to_4_and_to_1_where_runs_go_one_at_a_time() {
         let jobs = |args: &[&str], app: bool| {
             let cli = Cli::try_parse_from(["memcert", "certify"].iter().chain(args)).unwrap();
@@ -391,6 +409,11 @@ mod tests {
         assert_eq!(
             jobs(&["--jobs", "0"], false),
             Err("--jobs must be at least 1".into())
+        );
+        assert_eq!(jobs(&["--jobs", "64"], false), Ok(64));
+        assert_eq!(
+            jobs(&["--jobs", "65"], false),
+            Err("--jobs 65: at most 64".into())
         );
         assert!(Cli::try_parse_from(["memcert", "certify", "--jobs", "-1"]).is_err());
     }

@@ -729,7 +729,7 @@ fn python_handlers_built_by_factories_or_with_extra_arguments() {
     ] {
         let (code, stdout, _) = certify(spec, init);
         assert_eq!(code, Some(0), "{spec}: {stdout}");
-        assert!(stdout.contains("cases: 8\n"), "{spec}: {stdout}");
+        assert!(stdout.contains("cases: 8    jobs: "), "{spec}: {stdout}");
     }
     let forms = "accepted forms are 'path/to/file.py:ClassName' and 'package.module:ClassName', naming a subclass of anthropic.tools.BetaAbstractMemoryTool or anthropic.tools.BetaAsyncAbstractMemoryTool built with base_path= (add other constructor arguments with --python-init JSON), or 'path/to/file.py:make_handler', a function that takes the base directory and returns such a handler (it may be async).";
     let (code, stdout, stderr) = certify("NeedsQuota", None);
@@ -803,7 +803,7 @@ fn python_constructors_without_base_path_run_with_placeholders_or_a_module_root(
     ] {
         let (code, stdout, stderr) = certify(spec, extra);
         assert_eq!(code, Some(0), "{spec} {extra:?}: {stdout}{stderr}");
-        assert!(stdout.contains("cases: 8\n"), "{spec}: {stdout}");
+        assert!(stdout.contains("cases: 8    jobs: "), "{spec}: {stdout}");
         assert!(
             stdout.contains("verdict: CERTIFIED"),
             "{spec} {extra:?}: {stdout}"

@@ -177,6 +177,8 @@ fn a_view_with_no_file_type_check_is_one_cause_over_the_fifo_and_the_device() {
             "hazard/*",
             "--cases",
             "scenario/socket/*",
+            "--jobs",
+            "1",
             "--timeout",
             "3",
         ],

@@ -1,7 +1,9 @@
 //! Clean stops: SIGINT or SIGTERM in every mode kills the handler's (or app's) process tree,
 //! removes every scratch folder, writes the reports so far marked INTERRUPTED and exits 130;
 //! `--deadline` bounds the run (ERROR "deadline", INCOMPLETE, exit 1); a reset obeys
-//! `--timeout`.
+//! `--timeout`. Runs under a `--timeout` or `--deadline` are `--jobs 1`: one handler at a time,
+//! so the time they allow is not shared with other handlers of the run (tests/jobs tests the
+//! pool).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -53,10 +55,18 @@ fn sigint_and_sigterm_stop_a_stdio_run_cleanly() {
         let out_dir = tempfile::tempdir().unwrap();
         let m = marker(&format!("stdio_{name}"));
         let mut cmd = memcert(tmp.path());
-        cmd.args(["certify", "--timeout", "30", "--cases", "view/dir/*"])
-            .arg("--stdio")
-            .arg(format!("python3 {} {m}", hostile("ignores_sigterm.py")))
-            .args(report_flags(out_dir.path()));
+        cmd.args([
+            "certify",
+            "--jobs",
+            "1",
+            "--timeout",
+            "30",
+            "--cases",
+            "view/dir/*",
+        ])
+        .arg("--stdio")
+        .arg(format!("python3 {} {m}", hostile("ignores_sigterm.py")))
+        .args(report_flags(out_dir.path()));
         let (out, r) = assert_clean_stop(cmd, &m, sig, tmp.path(), out_dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("memcert: interrupted"), "{stderr}");
@@ -80,12 +90,20 @@ fn sigint_stops_a_python_handler_cleanly() {
     let m = marker("python");
     let file = marked_copy("fixtures/handlers/hang.py", dir.path(), &m);
     let mut cmd = memcert(tmp.path());
-    cmd.args(["certify", "--timeout", "30", "--cases", "view/dir/*"])
-        .arg("--python")
-        .arg(format!("{file}:HangingViewMemoryTool"))
-        .arg("--python-exe")
-        .arg(common::python())
-        .args(report_flags(dir.path()));
+    cmd.args([
+        "certify",
+        "--jobs",
+        "1",
+        "--timeout",
+        "30",
+        "--cases",
+        "view/dir/*",
+    ])
+    .arg("--python")
+    .arg(format!("{file}:HangingViewMemoryTool"))
+    .arg("--python-exe")
+    .arg(common::python())
+    .args(report_flags(dir.path()));
     assert_clean_stop(cmd, &m, Signal::INT, tmp.path(), dir.path());
 }
 
@@ -96,12 +114,20 @@ fn sigterm_stops_a_node_handler_cleanly() {
     let m = marker("node");
     let file = marked_copy(&hostile("hang.mjs"), dir.path(), &m);
     let mut cmd = memcert(tmp.path());
-    cmd.args(["certify", "--timeout", "30", "--cases", "view/dir/*"])
-        .arg("--node")
-        .arg(format!("{file}:makeHandler"))
-        .arg("--node-path")
-        .arg(common::node_path())
-        .args(report_flags(dir.path()));
+    cmd.args([
+        "certify",
+        "--jobs",
+        "1",
+        "--timeout",
+        "30",
+        "--cases",
+        "view/dir/*",
+    ])
+    .arg("--node")
+    .arg(format!("{file}:makeHandler"))
+    .arg("--node-path")
+    .arg(common::node_path())
+    .args(report_flags(dir.path()));
     assert_clean_stop(cmd, &m, Signal::TERM, tmp.path(), dir.path());
 }
 
@@ -172,11 +198,19 @@ fn sigint_stops_a_snapshot_run_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let m = marker("snapshot");
     let mut cmd = memcert(tmp.path());
-    cmd.args(["snapshot", "--timeout", "30", "--cases", "view/dir/*"])
-        .arg("--out")
-        .arg(dir.path().join("base"))
-        .arg("--stdio")
-        .arg(format!("python3 {} {m}", hostile("ignores_sigterm.py")));
+    cmd.args([
+        "snapshot",
+        "--jobs",
+        "1",
+        "--timeout",
+        "30",
+        "--cases",
+        "view/dir/*",
+    ])
+    .arg("--out")
+    .arg(dir.path().join("base"))
+    .arg("--stdio")
+    .arg(format!("python3 {} {m}", hostile("ignores_sigterm.py")));
     let out = stopped_mid_run(cmd, &m, Signal::INT);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
@@ -194,7 +228,15 @@ fn a_deadline_bounds_the_whole_run() {
     let m = marker("deadline");
     let started = Instant::now();
     let child = memcert(tmp.path())
-        .args(["certify", "--timeout", "30", "--deadline", "1.5"])
+        .args([
+            "certify",
+            "--jobs",
+            "1",
+            "--timeout",
+            "30",
+            "--deadline",
+            "1.5",
+        ])
         .args(["--cases", "view/dir/*"])
         .arg("--stdio")
         .arg(format!("python3 {} {m}", hostile("ignores_sigterm.py")))
@@ -230,7 +272,7 @@ fn a_hung_reset_costs_the_timeout_not_30_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let child = memcert(tmp.path())
-        .args(["certify", "--timeout", "0.3"])
+        .args(["certify", "--jobs", "1", "--timeout", "0.3"])
         .args([
             "--cases",
             "view/dir/empty-root",

@@ -1,7 +1,7 @@
 //! `--jobs`: a run on several handlers at once gives the reports of a run on one. The JSON
 //! report of `--jobs 1` and of `--jobs 2` are equal once what no two runs share is taken out
-//! ([`comparable`]): the timing fields, and the random names of a run's temp folders and canary
-//! token. Race cases leak by chance, so they are compared as the set of their verdicts.
+//! ([`comparable`]): the timing fields, the random names of a run's temp folders and canary
+//! token, and the summary's `jobs` (asserted apart: the handlers used). Race cases leak by chance, so they are compared as the set of their verdicts.
 //!
 //! Every run is `--level quick`. The Python handlers' runs leave out the race cases (a race that
 //! leaks in one run of the pinned SDK and not in the next would change the totals) and the
@@ -201,7 +201,15 @@ fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
 fn same_with_jobs(jobs: &str, args: &[&str]) -> Value {
     let one = report("1", args);
     let more = report(jobs, args);
-    let (a, b) = (comparable(&one), comparable(&more));
+    // The handlers used: as many as asked, but one where a handler gets no PID namespace of its
+    // own (the subreaper fallback cannot tell two handlers' processes apart).
+    let alone = more["summary"]["containment"]["namespaces"] == "none (subreaper)";
+    let used = if alone { "1" } else { jobs };
+    assert_eq!(one["summary"]["jobs"], 1, "{args:?}");
+    assert_eq!(more["summary"]["jobs"].to_string(), used, "{args:?}");
+    let (mut a, mut b) = (comparable(&one), comparable(&more));
+    a["summary"]["jobs"] = Value::Null;
+    b["summary"]["jobs"] = Value::Null;
     assert!(
         a["cases"].as_array().is_some_and(|c| c.len() > 100),
         "{args:?}: {}",
@@ -321,6 +329,10 @@ fn jobs_0_and_more_than_one_job_where_runs_go_one_at_a_time_are_usage_errors() {
             Some(2),
             "memcert: error: --jobs must be at least 1\n".into()
         )
+    );
+    assert_eq!(
+        usage(&["certify", "--jobs", "65"]),
+        (Some(2), "memcert: error: --jobs 65: at most 64\n".into())
     );
     assert_eq!(
         usage(&["snapshot", "--out", "unused", "--jobs", "0"]),

@@ -10,9 +10,15 @@
 //! - The start-up probe ([`super::probe_startup`]) runs once, first, on the first target,
 //!   before any other target gets a case. The summary names the first target and its
 //!   containment ([`Target::describe`], [`Target::containment`]): every target of a pool runs
-//!   the same handler under the same policy.
-//! - Race cases ([`Case::race`]) run after every other case, one after another on the first
-//!   target alone, so the load of the other handlers does not make a race rarer.
+//!   the same handler under the same policy (the CLI leaves out a handler whose containment
+//!   differs from the first's, and makes no pool where a handler gets no PID namespace of its
+//!   own). [`Summary::jobs`] is the number of targets: `target` and every helper.
+//! - Race cases ([`Case::race`]) run first, right after the start-up probe, one after another
+//!   on the first target alone (the others idle), so the load of the other handlers does not
+//!   make a race rarer; then every other case runs on the whole pool. Races first, because they
+//!   are in the middle of the catalog: run last, they would hold back the report of every case
+//!   after the first of them until the run ends (no progress, a signal losing the cases that
+//!   finished, the deadline cutting the races rather than the rest).
 //! - A stop (`config.stop`) reaches every target; each case a worker had not started is what
 //!   [`crate::stop::run_item`] makes of it on one target (after a signal: not reported, nor any
 //!   case after it in `cases`; after the deadline: [`super::deadline_record`]).
@@ -42,8 +48,8 @@ use crate::suite::Case;
 use crate::target::Target;
 
 /// Run every case against a pool of targets: `target` (on the calling thread: the start-up
-/// probe, its share of the cases, then every race case) and each of `helpers` (a thread each,
-/// its share of the cases), reporting in the order of `cases`, and return the totals. With no
+/// probe, then every race case, then its share of the others) and each of `helpers` (a thread
+/// each, its share of the cases other than races), reporting in the order of `cases`, and return the totals. With no
 /// helper it is [`super::run`], case after case. See the [module docs](self) for what a pool
 /// keeps of a run on one target.
 ///
@@ -85,11 +91,12 @@ pub fn run_parallel(
         startup: &startup,
         stopped: Mutex::new(None),
     };
-    // Races run alone, after the rest, when other handlers would load the machine meanwhile.
+    // Races run alone, while no other handler loads the machine, and first: mid-catalog, run
+    // last they would hold back every report after the first of them until the run ends.
     let (races, rest): (Vec<usize>, Vec<usize>) =
         (0..cases.len()).partition(|&i| !helpers.is_empty() && cases[i].race.is_some());
-    run.in_pool(&Queue::new(rest), target, helpers, &mut merge);
     run.in_pool(&Queue::new(races), target, &mut [], &mut merge);
+    run.in_pool(&Queue::new(rest), target, helpers, &mut merge);
     target.shutdown();
     let stopped = if merge.halted {
         Some(StopReason::Interrupted)
@@ -109,6 +116,7 @@ pub fn run_parallel(
         .zip(verdicts);
     let mut summary = Summary::of(target.describe(), config, outcomes).stopped(stopped, planned);
     summary.containment = Some(target.containment());
+    summary.jobs = 1 + helpers.len();
     summary.retired = retired(&summary.unused);
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));
@@ -405,6 +413,38 @@ mod tests {
         }
     }
 
+    /// Calls a run of `cases` on one [`Interrupting`] target that never interrupts makes (the
+    /// start-up probe's included).
+    fn calls_of(config: &Config, cases: &[Case]) -> usize {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut t = Interrupting {
+            inner: reference(),
+            stop: config.stop.clone(),
+            calls: Arc::clone(&calls),
+            at: usize::MAX,
+        };
+        run_parallel(config, cases, &mut t, &mut [], &mut Lines::default());
+        calls.load(Ordering::SeqCst)
+    }
+
+    /// `cases` on a pool of three [`Interrupting`] targets interrupting at the `at`-th call:
+    /// the summary, the events, and the calls made.
+    fn interrupted(config: &Config, cases: &[Case], at: usize) -> (Summary, Lines, usize) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let make = || Interrupting {
+            inner: reference(),
+            stop: config.stop.clone(),
+            calls: Arc::clone(&calls),
+            at,
+        };
+        let (mut first, mut a, mut b) = (make(), make(), make());
+        let mut helpers: Vec<&mut (dyn Target + Send)> = vec![&mut a, &mut b];
+        let mut lines = Lines::default();
+        let summary = run_parallel(config, cases, &mut first, &mut helpers, &mut lines);
+        let calls = calls.load(Ordering::SeqCst);
+        (summary, lines, calls)
+    }
+
     #[test]
     fn a_signal_stops_every_worker_and_the_pool_reports_a_prefix_once() {
         let cases = cases();
@@ -414,17 +454,10 @@ mod tests {
             race_rounds: Some(1),
             ..Config::default()
         };
-        let calls = Arc::new(AtomicUsize::new(0));
-        let make = || Interrupting {
-            inner: reference(),
-            stop: stop.clone(),
-            calls: Arc::clone(&calls),
-            at: 15,
-        };
-        let (mut first, mut a, mut b) = (make(), make(), make());
-        let mut helpers: Vec<&mut (dyn Target + Send)> = vec![&mut a, &mut b];
-        let mut lines = Lines::default();
-        let summary = run_parallel(&config, &cases, &mut first, &mut helpers, &mut lines);
+        // The probe and the race case run first, alone: the signal comes 15 calls later.
+        let race: Vec<Case> = cases.iter().filter(|c| c.race.is_some()).cloned().collect();
+        let first = calls_of(&config, &race);
+        let (summary, lines, calls) = interrupted(&config, &cases, first + 15);
         assert_eq!(summary.completion, Completion::Interrupted);
         assert_eq!(lines.0.first().map(String::as_str), Some("started 41"));
         assert_eq!(lines.0.last().map(String::as_str), Some("finished"));
@@ -444,7 +477,27 @@ mod tests {
         // Every worker stopped after the case it was running: no worker ran on through the
         // queue.
         let longest = cases.iter().map(|c| c.steps.len()).max().unwrap_or(0);
-        let calls = calls.load(Ordering::SeqCst);
-        assert!(calls <= 15 + 3 * longest, "{calls} calls");
+        assert!(calls <= first + 15 + 3 * longest, "{calls} calls");
+    }
+
+    #[test]
+    fn race_cases_run_first_alone_and_a_signal_during_them_runs_no_other_case() {
+        let cases = cases();
+        let config = Config {
+            stop: Stop::never(),
+            race_rounds: Some(1),
+            ..Config::default()
+        };
+        let race: Vec<Case> = cases.iter().filter(|c| c.race.is_some()).cloned().collect();
+        assert_eq!(race.len(), 1);
+        let first = calls_of(&config, &race);
+        assert!(first > 1, "{first} calls");
+        // The signal comes at the race's last call: had any other case run before it or
+        // beside it, the count would be reached earlier, and calls made after.
+        let (summary, lines, calls) = interrupted(&config, &cases, first);
+        assert_eq!(calls, first);
+        assert_eq!(summary.completion, Completion::Interrupted);
+        assert_eq!(summary.total, 0);
+        assert_eq!(lines.0, ["started 41", "finished"]);
     }
 }

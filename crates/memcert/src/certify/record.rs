@@ -370,6 +370,10 @@ pub struct Summary {
     pub completion: Completion,
     /// Cases the run was to run: [`Summary::total`] is smaller when it was interrupted.
     pub planned: usize,
+    /// Handlers that ran the cases at once (`--jobs`; [`crate::certify::run_parallel`]): the
+    /// handlers actually used, fewer than asked where some could not be; 1 for a run on one
+    /// handler, an app run, and a summary built in code.
+    pub jobs: usize,
     /// memcert's own peak resident memory when the run finished, in KiB (`VmHWM` of
     /// `/proc/self/status`, [`peak_memory_kib`]); `None` where that is not readable, and in
     /// summaries not made by a run.
@@ -465,6 +469,7 @@ impl Summary {
             baseline: None,
             completion: Completion::Complete,
             planned: total,
+            jobs: 1,
             peak_memory_kib: None,
             containment: None,
         };

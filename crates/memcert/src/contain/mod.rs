@@ -52,7 +52,7 @@ mod seccomp;
 mod spawn;
 mod tree;
 
-pub use policy::{Containment, Limits, Policy};
+pub use policy::{Containment, Limits, Policy, SUBREAPER};
 pub use spawn::Running;
 pub use tree::{proc_stat, processes, ProcStat};
 

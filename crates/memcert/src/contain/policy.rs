@@ -123,7 +123,64 @@ pub struct Containment {
     pub privileged: bool,
 }
 
+/// [`Containment::namespaces`] of the fallback where no PID namespace could be made: memcert is
+/// a child subreaper and kills, besides the handler's own descendants, every child of memcert's
+/// started after the handler (an orphan the handler left), so two handlers at once cannot be
+/// told apart ([`Containment::shares_process_tree`]).
+pub const SUBREAPER: &str = "none (subreaper)";
+
 impl Containment {
+    /// Whether the handler runs without a PID namespace of its own under memcert's subreaper
+    /// fallback ([`SUBREAPER`]): stopping it kills every process memcert started after it, the
+    /// other handlers of a parallel run (`--jobs`) included, so such a handler must run alone.
+    pub fn shares_process_tree(&self) -> bool {
+        self.enabled && self.namespaces == SUBREAPER
+    }
+
+    /// The first field in which `other` differs from this containment, as
+    /// `FIELD: THIS vs OTHER` (`namespaces: user+pid vs none (subreaper)`); `None` when they are
+    /// the same. For the handlers of one parallel run, which must all run under one policy.
+    pub fn difference(&self, other: &Containment) -> Option<String> {
+        let on = |b: bool| if b { "on" } else { "off" };
+        let fields = [
+            (
+                "containment",
+                on(self.enabled).to_owned(),
+                on(other.enabled).to_owned(),
+            ),
+            (
+                "namespaces",
+                self.namespaces.clone(),
+                other.namespaces.clone(),
+            ),
+            ("uid", self.uid.clone(), other.uid.clone()),
+            (
+                "no_new_privs",
+                on(self.no_new_privs).to_owned(),
+                on(other.no_new_privs).to_owned(),
+            ),
+            (
+                "Landlock ABI",
+                self.landlock_abi.to_string(),
+                other.landlock_abi.to_string(),
+            ),
+            (
+                "filesystem",
+                self.filesystem.clone(),
+                other.filesystem.clone(),
+            ),
+            ("network", self.network.clone(), other.network.clone()),
+            ("scope", self.scope.clone(), other.scope.clone()),
+            ("env", self.env.clone(), other.env.clone()),
+            ("limits", self.limits.clone(), other.limits.clone()),
+            ("missing", self.missing.join("; "), other.missing.join("; ")),
+        ];
+        fields
+            .into_iter()
+            .find(|(_, a, b)| a != b)
+            .map(|(field, a, b)| format!("{field}: {a} vs {b}"))
+    }
+
     /// The record of a run with containment turned off (`--no-contain`).
     pub fn off(uid: u32) -> Containment {
         Containment {
@@ -230,5 +287,30 @@ mod tests {
         assert_eq!(c.line(), "user+pid namespaces, uid 65534 (nobody), no_new_privs, Landlock ABI 6 (write: scratch root only), TCP bind and connect denied, signals and abstract unix sockets scoped, env scrubbed, limits address space 4 GiB");
         assert_eq!(bytes(8 << 30), "8 GiB");
         assert_eq!(bytes(3 << 20), "3 MiB");
+    }
+
+    #[test]
+    fn the_subreaper_fallback_shares_the_process_tree_and_differences_are_named() {
+        let full = Containment {
+            enabled: true,
+            namespaces: "user+pid".into(),
+            ..Containment::default()
+        };
+        let fallback = Containment {
+            namespaces: SUBREAPER.into(),
+            ..full.clone()
+        };
+        assert!(!full.shares_process_tree());
+        assert!(fallback.shares_process_tree());
+        assert!(!Containment::off(0).shares_process_tree());
+        assert_eq!(full.difference(&full.clone()), None);
+        assert_eq!(
+            full.difference(&fallback).as_deref(),
+            Some("namespaces: user+pid vs none (subreaper)")
+        );
+        assert_eq!(
+            full.difference(&Containment::in_process()).as_deref(),
+            Some("containment: on vs off")
+        );
     }
 }

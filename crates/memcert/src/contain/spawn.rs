@@ -317,7 +317,7 @@ fn described(
         namespaces: match ns {
             Ns::UserPid => "user+pid",
             Ns::Pid => "pid",
-            Ns::None => "none (subreaper)",
+            Ns::None => super::policy::SUBREAPER,
         }
         .into(),
         no_new_privs: true,

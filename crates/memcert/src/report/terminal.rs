@@ -93,7 +93,7 @@ pub fn render_with(summary: &Summary, cases: &[CaseRecord], verbose: bool) -> St
 }
 
 /// The first lines: memcert's and the catalog's versions, the target, the profile, the number
-/// of cases and the gate.
+/// of cases, the handlers run at once (`--jobs`) and the gate.
 fn header(summary: &Summary) -> String {
     let mut s = String::new();
     s.push_str(&format!("{} certify\n", super::versions()));
@@ -102,10 +102,11 @@ fn header(summary: &Summary) -> String {
         s.push_str(&format!("contain: {}\n", visible(&c.line())));
     }
     s.push_str(&format!(
-        "profile: {}{}    cases: {}\nfail on: {}\n",
+        "profile: {}{}    cases: {}    jobs: {}\nfail on: {}\n",
         summary.profile,
         if summary.strict { " (strict)" } else { "" },
         summary.total,
+        summary.jobs,
         summary.gate_line()
     ));
     s
@@ -684,7 +685,7 @@ mod tests {
             )
             .as_str(),
             "target:  t",
-            "profile: docs    cases: 3",
+            "profile: docs    cases: 3    jobs: 1",
             "fail on: UNSAFE, ERROR, FAIL",
             "",
             "CAUSES (2: 1 UNSAFE, 1 NON-STRICT) over 2 cases not PASS",
