@@ -35,7 +35,9 @@ global_state() {
 globals_before="$(global_state)"
 
 want="$(grep -v '^#' adapters/python/requirements.txt | tr -d '[:space:]')"
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip show anthropic 2>/dev/null | grep -qx "Version: ${want#anthropic==}"; then
+# (sed, not grep -q: under pipefail, grep -q's early exit fails pip with SIGPIPE, and the venv
+# was made again on every run.)
+if [ ! -x .venv/bin/python ] || [ "$(.venv/bin/python -m pip show anthropic 2>/dev/null | sed -n 's/^Version: //p')" != "${want#anthropic==}" ]; then
   echo "==> creating .venv with ${want}"
   python3 -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r adapters/python/requirements.txt
