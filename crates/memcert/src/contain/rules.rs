@@ -85,20 +85,12 @@ pub(super) fn build(abi: u32, wanted: &Wanted) -> Result<OwnedFd, String> {
             created = created.add_rule(r).map_err(|e| e.to_string())?;
         }
     }
-    // /dev/null may be written only where it is the device. Some images have a regular file
-    // there, which would be a channel outside the scratch that outlives the case.
-    // The rule is made from the descriptor that was checked: the path is resolved once.
-    let null = PathFd::new("/dev/null").ok().filter(|fd| {
-        rustix::fs::fstat(fd).is_ok_and(|st| {
-            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice
-        })
-    });
-    if let Some(fd) = null {
-        created = created
-            .add_rule(PathBeneath::new(fd, all & AccessFs::from_file(abi)))
-            .map_err(|e| e.to_string())?;
-    }
-    for p in wanted.write.iter().map(PathBuf::as_path) {
+    for p in wanted
+        .write
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([Path::new("/dev/null")])
+    {
         if let Some(r) = rule(p, all) {
             created = created.add_rule(r).map_err(|e| e.to_string())?;
         }
