@@ -133,7 +133,7 @@ fn print_written(
     errors: usize,
 ) {
     crate::reporting::out(&format!(
-        "memcert snapshot: {} snapshots of {} written to {} in {:.1} s ({} cases not recorded: race or SKIPPED){}",
+        "memcert snapshot: {} snapshots of {} written to {} in {:.1} s ({} cases not recorded: race, huge file or SKIPPED){}",
         writer.written,
         memcert::report::escape::terminal(&summary.target),
         out.display(),

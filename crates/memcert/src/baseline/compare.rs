@@ -171,10 +171,10 @@ pub struct BaselineSummary {
 
 impl BaselineSummary {
     /// The totals as the reports print them: `N unchanged, N REGRESSION, N NEW, N STALE (N not
-    /// compared: race or SKIPPED; N snapshots of cases not run)`.
+    /// compared: race, huge file or SKIPPED; N snapshots of cases not run)`.
     pub fn totals(&self) -> String {
         format!(
-            "{} unchanged, {} REGRESSION, {} NEW, {} STALE ({} not compared: race or SKIPPED; {} snapshots of cases not run)",
+            "{} unchanged, {} REGRESSION, {} NEW, {} STALE ({} not compared: race, huge file or SKIPPED; {} snapshots of cases not run)",
             self.unchanged,
             self.regressions.len(),
             self.new.len(),

@@ -73,8 +73,10 @@
 //! exit 2 on the command line.
 //!
 //! # Non-guarantees
-//! - Race cases (`race/...`) and SKIPPED cases are neither recorded nor compared: their answers
-//!   depend on timing or on the user memcert runs as.
+//! - Race cases (`race/...`), cases that plant a huge file (`hazard/huge-file/...`: whether a
+//!   handler reading it whole answers before memcert stops waiting depends on its speed) and
+//!   SKIPPED cases are neither recorded nor compared: their answers depend on timing or on the
+//!   user memcert runs as.
 //! - Answers that vary for other reasons (a handler's own timestamps or random ids, a concurrent
 //!   batch whose winner is timing) are not redacted; exclude those cases with `--exclude`.
 //!

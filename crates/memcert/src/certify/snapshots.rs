@@ -33,16 +33,23 @@ pub fn listed_unchecked(sandbox: &Sandbox, reply: &ToolResult) -> crate::baselin
     out
 }
 
+/// Whether a case's answers depend on timing: a race, or a case that plants a huge file (whether
+/// a handler that reads it whole answers, or is stopped once its read passes the bound, depends
+/// on its speed). Such cases have no snapshot.
+fn timing_dependent(case: &Case) -> bool {
+    case.race.is_some() || crate::attack::oracle::hazard_of(case) == Some("a huge file")
+}
+
 /// The redacted snapshot of a case's answers, when the run takes snapshots
-/// ([`Config::snapshots`]) and the case can have one (not SKIPPED, not a race).
+/// ([`Config::snapshots`]) and the case can have one (not SKIPPED, not [`timing_dependent`]).
 pub(super) fn case_snapshot(
     case: &Case,
     inputs: &[Value],
     obs: &Observation,
     config: &Config,
 ) -> Option<Snapshot> {
-    match (&config.snapshots, &obs.skipped, &case.race) {
-        (Snapshots::Off, _, _) | (_, Some(_), _) | (_, _, Some(_)) => None,
+    match (&config.snapshots, &obs.skipped, timing_dependent(case)) {
+        (Snapshots::Off, _, _) | (_, Some(_), _) | (_, _, true) => None,
         _ => Some(
             crate::baseline::Redactor::new(
                 &[&obs.host_paths[..], &obs.alias[..]].concat(),
@@ -67,7 +74,7 @@ pub(super) fn case_comparison(
                 reason: "SKIPPED: no answers to compare".into(),
             },
             (None, None) => Comparison::NotCompared {
-                reason: "a race: its answers depend on timing".into(),
+                reason: "a race or a huge file: its answers depend on timing".into(),
             },
         }),
         _ => None,

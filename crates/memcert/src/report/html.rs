@@ -1105,7 +1105,7 @@ data-verdict=\"UNSAFE\" open>"
         assert_only_own_markup(&html);
         assert!(html.contains(
             "<h2>Baseline: <span class=\"not-certified\">FAILED</span></h2>\n<p><code>base</code>: \
-1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race or SKIPPED; 2 snapshots of cases not run)</p>"
+1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race, huge file or SKIPPED; 2 snapshots of cases not run)</p>"
         ), "{html}");
         assert!(html.contains("<p>STALE (snapshots of cases that no longer exist; remove the files):</p>\n<ul>\n<li><code>view/retired</code></li>"));
         assert!(html.contains(

@@ -651,7 +651,7 @@ source: bug:B01
         let (summary, cases) = crate::report::baseline_sample();
         let text = render(&summary, &cases);
         let want = "\n### Baseline: **FAILED**\n\n`base`: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE \
-(0 not compared: race or SKIPPED; 2 snapshots of cases not run)\n\n**REGRESSION** `str_replace/success`\n\n```diff\n--- baseline\n+++ actual\n\
+(0 not compared: race, huge file or SKIPPED; 2 snapshots of cases not run)\n\n**REGRESSION** `str_replace/success`\n\n```diff\n--- baseline\n+++ actual\n\
 @@ -1,5 +1,5 @@\n --- step 1 ---\n is_error: false\n content: 1 line\n-edited\n+<b>edited</b>\n --- end ---\n```\n\n\
 <details><summary>NEW, no snapshot yet (1)</summary>\n\n- `view/new`\n\n</details>\n\n\
 **STALE snapshots** (their cases no longer exist; remove the files):\n\n- `view/retired`\n";

@@ -751,8 +751,8 @@ verdict: NOT CERTIFIED (1 UNSAFE)\n";
             "  view/new\n",
             "\nSTALE snapshots (1): their cases no longer exist; remove the files\n",
             "  view/retired  (view__retired.snap)\n",
-            "\nbaseline base: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race or \
-SKIPPED; 2 snapshots of cases not run)\n",
+            "\nbaseline base: 1 unchanged, 1 REGRESSION, 1 NEW, 1 STALE (0 not compared: race, huge \
+file or SKIPPED; 2 snapshots of cases not run)\n",
             "\ncategory",
         );
         assert!(text.contains(want), "{text}");
