@@ -18,10 +18,12 @@ case "$(basename "$wheel")" in
   *) echo "the wheel $(basename "$wheel") is not tagged manylinux x86_64"; exit 1 ;;
 esac
 
-# No cargo, rustc or rustup on the PATH for the package runs.
+# No cargo, rustc or rustup on the PATH for the package runs (nor test.sh's exported `cargo`
+# shell function: a user's shell has none).
+unset -f cargo
 plain_path="$(tr ':' '\n' <<<"$PATH" | grep -v -e '/\.cargo/' -e '/\.rustup/' | paste -sd: -)"
-if PATH="$plain_path" command -v cargo >/dev/null; then
-  echo "cargo is still on the PATH without ~/.cargo/bin: $(PATH="$plain_path" command -v cargo)"
+if PATH="$plain_path" type -P cargo >/dev/null; then
+  echo "cargo is still on the PATH without ~/.cargo/bin: $(PATH="$plain_path" type -P cargo)"
   exit 1
 fi
 
