@@ -389,19 +389,6 @@ fn one_cause_each(fixtures: &[(&str, &str, &[Row])], cases_of: impl Fn(&str) -> 
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `memcert ARGS` from the repository: exit code and stdout.
-fn memcert(args: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memcert"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 #[test]
 fn fail_on_sets_the_exit_status_and_every_report_states_it() {
     let py = python();
@@ -434,7 +421,8 @@ fn fail_on_sets_the_exit_status_and_every_report_states_it() {
             html.to_str().unwrap(),
         ];
         args.extend_from_slice(gate);
-        memcert(&args)
+        let (code, stdout, _) = common::memcert(&args);
+        (code, stdout)
     };
     let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
     let (code, stdout) = run(&[]);
@@ -492,7 +480,8 @@ fn fail_on_sets_the_exit_status_and_every_report_states_it() {
     assert!(read(&xml).contains("<property name=\"fail-on\" value=\"ERROR\"/>"));
     assert!(read(&html).contains("<tr><th>fail on</th><td>ERROR</td></tr>"));
 
-    let (code, _) = memcert(&["certify", "--cases", "view/missing", "--fail-on", "info"]);
+    let (code, _, _) =
+        common::memcert(&["certify", "--cases", "view/missing", "--fail-on", "info"]);
     assert_eq!(code, Some(2), "--fail-on names UNSAFE, FAIL or ERROR only");
 }
 

@@ -20,6 +20,20 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `memcert ARGS` run from the repository: its exit code, stdout and stderr.
+pub fn memcert(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The pinned interpreter: `MEMCERT_PYTHON`, else `.venv/bin/python` (made by scripts/test.sh).
 pub fn python() -> String {
     if let Ok(p) = std::env::var("MEMCERT_PYTHON") {

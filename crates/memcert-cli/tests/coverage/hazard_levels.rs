@@ -4,12 +4,11 @@
 //! (`/depth-1`, `/depth-3`), which `quick` and `standard` do not.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use memcert::certify;
 use memcert::suite::catalog;
 
-use super::common::root;
+use super::common::memcert;
 
 /// The hazards in catalog order, and the seven commands each meets.
 const HAZARDS: [&str; 12] = [
@@ -35,19 +34,6 @@ const COMMANDS: [&str; 7] = [
     "rename-from",
     "rename-onto",
 ];
-
-/// `memcert ARGS` from the repository: exit code and stdout.
-fn memcert(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
 
 /// What the reference gets on `hazard/<hazard>/<command>`: PASS, but the unreadable file's
 /// cases are SKIPPED where this process is root (permission bits do not bind an in-process
@@ -84,7 +70,7 @@ fn the_reference_passes_every_hazard_command_pair_at_quick() {
 
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
-    let (code, stdout) = memcert(&[
+    let (code, stdout, _) = memcert(&[
         "certify",
         "--level",
         "quick",
@@ -113,7 +99,7 @@ fn the_reference_passes_every_hazard_command_pair_at_quick() {
 #[test]
 fn full_adds_each_hazard_but_the_linked_root_one_and_three_folders_down() {
     let ids = |level: &str| -> Vec<String> {
-        let (code, stdout) = memcert(&["cases", "--level", level, "--cases", "hazard/*"]);
+        let (code, stdout, _) = memcert(&["cases", "--level", level, "--cases", "hazard/*"]);
         assert_eq!(code, Some(0), "{stdout}");
         stdout.lines().map(str::to_owned).collect()
     };

@@ -310,15 +310,8 @@ fn flawed_fixtures_give_the_same_reports_with_one_or_two_jobs() {
 
 /// The exit code and stderr of `memcert` with `args`.
 fn usage(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, stderr) = common::memcert(args);
+    (code, stderr)
 }
 
 #[test]
