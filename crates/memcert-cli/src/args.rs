@@ -227,6 +227,11 @@ pub struct HandlerArgs {
     /// (a warning says so).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// How each case's sandbox is had: `undo` (the default) keeps one per handler and puts it
+    /// back as laid out, `fresh` lays out a new one per case. Undocumented: for tests and
+    /// measurements (memcert::certify::Reset).
+    #[arg(long, value_name = "HOW", hide = true, default_value = "undo")]
+    pub reset: memcert::certify::Reset,
 }
 
 /// The most handlers `--jobs` starts by default, whatever the number of CPUs.

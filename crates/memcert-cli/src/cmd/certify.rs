@@ -119,6 +119,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         race_rounds: Some(args.handler.race_rounds),
         stop: args.stop.stop()?,
         keep_reply_bytes: None,
+        reset: args.handler.reset,
     })
 }
 

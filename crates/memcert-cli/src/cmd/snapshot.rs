@@ -51,6 +51,7 @@ pub fn run(args: SnapshotArgs) -> Result<i32> {
         // Race cases are never recorded: one round is enough to run them.
         race_rounds: Some(1),
         stop: args.stop.stop()?,
+        reset: args.handler.reset,
         ..Config::default()
     };
     let started = Instant::now();

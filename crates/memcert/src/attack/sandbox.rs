@@ -529,6 +529,62 @@ impl Sandbox {
         }
     }
 
+    /// Put the store back as a layout with no setup leaves it: an empty folder of mode 0700 at
+    /// the root's name in `base/`. What is there is emptied (folders given `u+rwx` first, as
+    /// on drop) or, when the root was replaced by something that is not a folder (a planted
+    /// link, FIFO or file, or what a handler put there), unlinked and the folder made again.
+    /// Used by the runner's reset by undo (`certify::lane`); the outside is not touched.
+    ///
+    /// # Ambient authority
+    /// None: by handle from `base/`, no link followed.
+    ///
+    /// # Errors
+    /// Any I/O error of emptying, unlinking or making the folder (the runner then lays out a
+    /// fresh sandbox instead).
+    pub fn clear_store_unchecked(&self) -> io::Result<()> {
+        match self.base_dir.symlink_metadata(&self.root_name) {
+            Ok(m) if m.is_dir() => {
+                if m.mode() & 0o700 != 0o700 {
+                    scratch::chmod_nofollow(&self.base_dir, &self.root_name, 0o700)?;
+                }
+                scratch::empty(&self.base_dir.open_dir_nofollow(&self.root_name)?)?;
+            }
+            Ok(_) => {
+                self.base_dir.remove_file(&self.root_name)?;
+                let mut b = DirBuilder::new();
+                b.mode(0o700);
+                self.base_dir.create_dir_with(&self.root_name, &b)?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let mut b = DirBuilder::new();
+                b.mode(0o700);
+                self.base_dir.create_dir_with(&self.root_name, &b)?;
+            }
+            Err(e) => return Err(e),
+        }
+        scratch::chmod_nofollow(&self.base_dir, &self.root_name, 0o700)
+    }
+
+    /// Everything the store root holds, links not followed (the store's part of what a
+    /// layout leaves: [`Sandbox::outside_unchecked`] is the rest), and the root's own node
+    /// under the empty path; an empty tree when nothing is at the root's name.
+    ///
+    /// # Ambient authority
+    /// None: by handle from `base/`.
+    pub fn store_tree_unchecked(&self) -> Tree {
+        let mut tree = Tree::new();
+        let Ok(meta) = self.base_dir.symlink_metadata(&self.root_name) else {
+            return tree;
+        };
+        let mut left = WALK_BYTES;
+        let node = node_of(&self.base_dir, &self.root_name, &meta, &mut left);
+        tree.insert(PathBuf::new(), (node, meta.mode() & 0o7777));
+        if let Ok(root) = self.root_dir() {
+            walk(&root, Path::new(""), None, &mut tree, &mut left);
+        }
+        tree
+    }
+
     /// The host path a planted link points to.
     fn link_target(&self, target: &LinkTo) -> PathBuf {
         match target {

@@ -357,6 +357,37 @@ impl Session {
         })
     }
 
+    /// Open a new window on the same watches (a sandbox reset by undo keeps every outside
+    /// folder and file, so its watches stay valid from one case to the next): drop what the
+    /// queue holds (memcert's own walks, the undo, the reset). False when the queue cannot be
+    /// read (overflowed, or the instance is gone): the watches are then of no use.
+    pub fn reopen(&self) -> bool {
+        WATCHER.with(|cell| match cell.borrow().as_ref() {
+            Some(Some(w)) => w.drain(|_, _, _| false).is_ok(),
+            _ => false,
+        })
+    }
+
+    /// [`Session::finish`] that keeps the watches for the next window ([`Session::reopen`]).
+    ///
+    /// # Errors
+    /// As [`Session::finish`].
+    pub fn close_window(&self, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
+        WATCHER.with(|cell| match cell.borrow().as_ref() {
+            Some(Some(w)) => self.read_up_to_marker(w, sandbox),
+            _ => Err("the inotify instance is gone".to_owned()),
+        })
+    }
+
+    /// Remove every watch of this session, without reading the queue.
+    pub fn end(self) {
+        WATCHER.with(|cell| {
+            if let Some(Some(w)) = cell.borrow().as_ref() {
+                self.remove(w);
+            }
+        });
+    }
+
     fn read_up_to_marker(&self, w: &Watcher, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
         let (tops, _) = sandbox.outside_handles();
         let marker = format!(".memcert-watch-end-{:016x}", fastrand::u64(..));

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::lane::{Lane, Reset};
 use super::race::Swapper;
 use super::snapshots::listed_unchecked;
 use super::{black_box_prelude, record, CaseRecord, Config, Snapshots};
@@ -91,8 +92,21 @@ pub fn run_case_after(
     config: &Config,
     startup: &Startup,
 ) -> CaseRecord {
+    run_case_in(case, target, config, startup, &mut Lane::new(Reset::Fresh))
+}
+
+/// [`run_case_after`] in the sandbox `lane` gives ([`Lane::lease`]): the worker's kept
+/// sandbox undone ([`Reset::Undo`]) or a fresh one. The runner's workers each hold a lane for
+/// the whole run.
+pub fn run_case_in(
+    case: &Case,
+    target: &mut dyn Target,
+    config: &Config,
+    startup: &Startup,
+    lane: &mut Lane,
+) -> CaseRecord {
     if !config.black_box {
-        return run_prepared(case, &case.setup, &[], target, config, startup);
+        return run_prepared(case, &case.setup, &[], target, config, startup, lane);
     }
     match black_box_prelude(case) {
         Ok(prelude) => {
@@ -100,7 +114,7 @@ pub fn run_case_after(
                 checks: Vec::new(),
                 ..case.clone()
             };
-            run_prepared(&judged, &[], &prelude, target, config, startup)
+            run_prepared(&judged, &[], &prelude, target, config, startup, lane)
         }
         Err(reason) => skipped(case, reason, config),
     }
@@ -152,6 +166,7 @@ fn run_prepared(
     target: &mut dyn Target,
     config: &Config,
     startup: &Startup,
+    lane: &mut Lane,
 ) -> CaseRecord {
     let started = Instant::now();
     let mut obs = Observation::default();
@@ -166,8 +181,9 @@ fn run_prepared(
         obs.skipped = Some(why);
         return record(case, &[], obs, config, Vec::new(), started);
     }
-    let sandbox = match sandbox_for(target, setup) {
-        Ok(s) => s,
+    let decoys = target.decoys();
+    let lease = match lane.lease(&parent, setup, &decoys, |s| sandbox_for(target, s)) {
+        Ok(l) => l,
         Err(e) if mknod_refused(case, &e).is_some() => {
             obs.skipped = mknod_refused(case, &e);
             return record(case, &[], obs, config, Vec::new(), started);
@@ -178,16 +194,21 @@ fn run_prepared(
             return record(case, &[], obs, config, Vec::new(), started);
         }
     };
-    let pre_reset = sandbox.outside_unchecked();
+    let sandbox = lease.sandbox();
+    let pre_reset = lease
+        .known_outside()
+        .cloned()
+        .unwrap_or_else(|| sandbox.outside_unchecked());
     obs.credentials = target.canaries();
-    let inputs = case_inputs(case, &sandbox);
+    let inputs = case_inputs(case, sandbox);
     obs.inputs = inputs.iter().map(strings_of).collect();
     let mut watched_before = Vec::new();
     let reset_started = Instant::now();
     let reset = target.reset(sandbox.base(), sandbox.root());
     let took = reset_started.elapsed();
-    obs.before_unchecked(&sandbox);
+    obs.before_unchecked(sandbox);
     obs.startup_made = startup.made.clone();
+    let mut watch_ok = false;
     match reset {
         Ok(()) => {
             // Taken after the reset, which may (re)start the handler: what a start-up writes to
@@ -199,11 +220,24 @@ fn run_prepared(
                 return skipped(case, why, config);
             }
             // The outside is watched from here to the last answer (attack::watch): memcert's
-            // own walks before and after are not in the window.
-            let watch = crate::attack::watch::Session::start(&sandbox, &target.decoys());
-            send_turns(case, &inputs, &sandbox, target, config, &mut obs);
-            match watch.map(|w| w.finish(&sandbox)) {
-                Some(Ok(touched)) => obs.touched = touched,
+            // own walks before and after are not in the window. A kept sandbox keeps its
+            // watches (certify::lane): a window is opened on them.
+            let window = match lease.watch() {
+                Some(kept) => kept.reopen().then_some(Window::Kept(kept)),
+                None if lease.is_kept() => None,
+                None => crate::attack::watch::Session::start(sandbox, &decoys).map(Window::Own),
+            };
+            send_turns(case, &inputs, sandbox, target, config, &mut obs);
+            let touched = match window {
+                Some(Window::Kept(w)) => Some(w.close_window(sandbox)),
+                Some(Window::Own(w)) => Some(w.finish(sandbox)),
+                None => None,
+            };
+            match touched {
+                Some(Ok(touched)) => {
+                    obs.touched = touched;
+                    watch_ok = true;
+                }
                 Some(Err(why)) => obs.watch_failed = Some(why),
                 None => {}
             }
@@ -220,9 +254,16 @@ fn run_prepared(
             }
         }
     }
-    obs.after_unchecked(&sandbox, case);
+    obs.after_unchecked(sandbox, case);
+    lane.give_back(lease, &obs.outside_after, watch_ok);
     observe_watched(&mut obs, &watched(target, config), watched_before);
     record(case, &inputs, obs, config, Vec::new(), started)
+}
+
+/// The watch of one case: a window on a kept sandbox's watches, or a session of its own.
+enum Window<'a> {
+    Kept(&'a crate::attack::watch::Session),
+    Own(crate::attack::watch::Session),
 }
 
 /// What the run's start-up probe saw ([`probe_startup`]).

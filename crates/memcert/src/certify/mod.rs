@@ -5,7 +5,7 @@
 //! [`Reporter`]. It prints nothing itself.
 //!
 //! This module holds what a run is asked to do ([`Config`]), the choice of cases ([`select`])
-//! and the loop over them ([`run`]); the rest, one job per module: `pool` runs the loop over
+//! and the loop over them ([`run`]); the rest, one job per module: `lane` keeps a worker's sandbox from one case to the next (reset by undo), `pool` runs the loop over
 //! several targets at once ([`run_parallel`], which [`run`] is with one), `case` runs one case
 //! (preparation, commands, observation), `black_box` plans the set-up of black-box mode, `race`
 //! is the harness side of a race, `record` turns an observation into a [`CaseRecord`] and a run's
@@ -15,6 +15,7 @@
 mod black_box;
 mod case;
 mod events;
+mod lane;
 mod pool;
 mod race;
 mod record;
@@ -22,12 +23,13 @@ mod snapshots;
 
 pub use black_box::{black_box_prelude, MAX_PRELUDE};
 pub use case::{
-    instantiate, instantiate_in, plants_root, probe_startup, run_case, run_case_after, skip_reason,
-    skip_reason_for, startup_case, strings_of, Startup, STARTUP_CASE,
+    instantiate, instantiate_in, plants_root, probe_startup, run_case, run_case_after, run_case_in,
+    skip_reason, skip_reason_for, startup_case, strings_of, Startup, STARTUP_CASE,
 };
 pub use events::{Collect, Event, Fanout, Reporter};
+pub use lane::{Lane, Lease, Reset};
 pub use pool::run_parallel;
-pub use race::{run_rounds, run_rounds_after, DEFAULT_RACE_ROUNDS};
+pub use race::{run_rounds, run_rounds_after, run_rounds_in, DEFAULT_RACE_ROUNDS};
 pub use record::{
     deadline_record, finding_step, keep_reply, peak_memory_kib, record, sha256_hex, CaseRecord,
     Completion, Cut, StepLabel, StepRecord, Summary, KEEP_BYTES,
@@ -71,6 +73,10 @@ pub struct Config {
     /// 64 KiB). Every report is rendered from records: a larger value lets a long reply into all
     /// of them (the reference's own reply snapshots use it).
     pub keep_reply_bytes: Option<usize>,
+    /// How each case's sandbox is had in a run ([`run`], [`run_parallel`]): the worker's kept
+    /// sandbox undone (the default) or a fresh one per case (`--reset fresh`); see
+    /// [`Reset`]. [`run_case`] and [`run_rounds`] always lay out a fresh one.
+    pub reset: Reset,
 }
 
 /// What a run does with snapshots of the answers (`crate::baseline`).

@@ -38,8 +38,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex, PoisonError};
 
 use super::{
-    deadline_record, peak_memory_kib, probe_startup, retired, run_rounds_after, snapshots,
-    startup_case, CaseRecord, Config, Event, Reporter, Snapshots, Startup, Summary,
+    deadline_record, peak_memory_kib, probe_startup, retired, run_rounds_in, snapshots,
+    startup_case, CaseRecord, Config, Event, Lane, Reporter, Snapshots, Startup, Summary,
 };
 use crate::baseline::Comparison;
 use crate::stop::StopReason;
@@ -95,8 +95,11 @@ pub fn run_parallel(
     // last they would hold back every report after the first of them until the run ends.
     let (races, rest): (Vec<usize>, Vec<usize>) =
         (0..cases.len()).partition(|&i| !helpers.is_empty() && cases[i].race.is_some());
-    run.in_pool(&Queue::new(races), target, &mut [], &mut merge);
-    run.in_pool(&Queue::new(rest), target, helpers, &mut merge);
+    // The first target's sandbox is kept through both phases (certify::lane).
+    let mut lane = Lane::new(config.reset);
+    run.in_pool(&Queue::new(races), target, &mut lane, &mut [], &mut merge);
+    run.in_pool(&Queue::new(rest), target, &mut lane, helpers, &mut merge);
+    drop(lane);
     target.shutdown();
     let stopped = if merge.halted {
         Some(StopReason::Interrupted)
@@ -161,13 +164,13 @@ struct Shared<'a> {
 impl Shared<'_> {
     /// Case `i` on `target` under the run's stop ([`crate::stop::run_item`]); `None`: a signal
     /// stopped the run before or during it.
-    fn one(&self, i: usize, target: &mut dyn Target) -> Option<CaseRecord> {
+    fn one(&self, i: usize, target: &mut dyn Target, lane: &mut Lane) -> Option<CaseRecord> {
         let case = &self.cases[i];
         let mut seen = *self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
         let rec = crate::stop::run_item(
             &self.config.stop,
             &mut seen,
-            || run_rounds_after(case, target, self.config, self.startup),
+            || run_rounds_in(case, target, self.config, self.startup, lane),
             |rec| rec.verdict == Verdict::Error,
             |cut| deadline_record(case, cut.is_some()),
         );
@@ -183,6 +186,7 @@ impl Shared<'_> {
         &self,
         queue: &Queue,
         target: &mut dyn Target,
+        lane: &mut Lane,
         helpers: &mut [&mut (dyn Target + Send)],
         merge: &mut Merge<'_>,
     ) {
@@ -192,19 +196,21 @@ impl Shared<'_> {
                 let tx = tx.clone();
                 scope.spawn(move || {
                     helper.set_stop(&self.config.stop);
+                    let mut lane = Lane::new(self.config.reset);
                     while let Some(i) = queue.take() {
-                        let rec = self.one(i, &mut **helper);
+                        let rec = self.one(i, &mut **helper, &mut lane);
                         let signal = rec.is_none();
                         if tx.send((i, rec)).is_err() || signal {
                             break;
                         }
                     }
+                    drop(lane);
                     helper.shutdown();
                 });
             }
             drop(tx);
             while let Some(i) = queue.take() {
-                let rec = self.one(i, target);
+                let rec = self.one(i, target, lane);
                 let signal = rec.is_none();
                 merge.put(i, rec);
                 while let Ok((i, rec)) = rx.try_recv() {

@@ -88,8 +88,20 @@ pub fn run_rounds_after(
     config: &super::Config,
     startup: &super::Startup,
 ) -> super::CaseRecord {
+    let mut lane = super::Lane::new(super::Reset::Fresh);
+    run_rounds_in(case, target, config, startup, &mut lane)
+}
+
+/// [`run_rounds_after`] in the sandboxes of `lane` (each round is [`super::run_case_in`]).
+pub fn run_rounds_in(
+    case: &crate::suite::Case,
+    target: &mut dyn crate::target::Target,
+    config: &super::Config,
+    startup: &super::Startup,
+    lane: &mut super::Lane,
+) -> super::CaseRecord {
     use crate::suite::verdict::Verdict;
-    let mut first = super::run_case_after(case, target, config, startup);
+    let mut first = super::run_case_in(case, target, config, startup, lane);
     if case.race.is_none() || first.verdict == Verdict::Skipped {
         return first;
     }
@@ -97,7 +109,7 @@ pub fn run_rounds_after(
     let mut leaked = u32::from(first.verdict == Verdict::Unsafe);
     let mut duration = first.duration_ms;
     for _ in 1..rounds {
-        let rec = super::run_case_after(case, target, config, startup);
+        let rec = super::run_case_in(case, target, config, startup, lane);
         duration = duration.saturating_add(rec.duration_ms);
         leaked += u32::from(rec.verdict == Verdict::Unsafe);
         // Keep the first worst round: its steps and findings show the leak.

@@ -1,0 +1,348 @@
+//! Reset by undo: one sandbox per worker, kept from one case to the next and put back as a
+//! fresh layout leaves it, instead of a new sandbox laid out (and removed) for every case.
+//!
+//! A [`Lane`] is what one worker (one target) keeps between cases: the sandbox it laid out
+//! last with no setup, the outside as that layout left it (the *template*), and the outside's
+//! inotify watches ([`crate::attack::watch::Session`], whose folders and files stay the same
+//! inodes). Before a case it is undone: the store is emptied ([`Sandbox::clear_store_unchecked`])
+//! and the case's setup planted. The outside needs no undo: the sandbox is kept only when the
+//! case left the outside exactly as the template has it (the oracle's "after" walk compared
+//! with it, every file's bytes and every mode), and the watch record showed no change.
+//!
+//! # When a fresh layout is made instead
+//! - `--reset fresh` ([`Reset::Fresh`]), or the first case of a lane;
+//! - the last case changed anything outside the store, its watch failed or overflowed, or the
+//!   undo itself failed;
+//! - the case plants a file outside the store ([`Fs::HardLinkOutside`]: the outside would
+//!   differ from the template and the new file would not be watched): it runs in a sandbox of
+//!   its own, and the kept one is dropped;
+//! - the target's scratch folder or decoy credentials changed (a restarted handler).
+//!
+//! # Guarantees
+//! - A case sees the sandbox a fresh layout with its setup gives, with the same canary token
+//!   and folder names as the cases before it on this lane. In debug builds the runner asserts
+//!   it: after each undo the whole sandbox (outside and store) is walked and compared with the
+//!   template (`debug_assert_eq!`).
+//! - Everything goes through the sandbox's handles ([`crate::attack::sandbox`]).
+//!
+//! # Non-guarantees
+//! - A handler that remembers a path or the token from an earlier case of the same lane may
+//!   show it in a later one; it is charged to the case where it is shown (with `--reset fresh`
+//!   each case has its own names and token).
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use crate::attack::sandbox::{Sandbox, Tree};
+use crate::attack::watch::Session;
+use crate::suite::Fs;
+
+/// How the runner gets each case's sandbox (`--reset`, undocumented: for tests and
+/// measurements).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reset {
+    /// Keep one sandbox per worker and undo what each case changed ([module docs](self)).
+    #[default]
+    Undo,
+    /// Lay out a new sandbox for every case and remove it after.
+    Fresh,
+}
+
+impl std::str::FromStr for Reset {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Reset, String> {
+        match s {
+            "undo" => Ok(Reset::Undo),
+            "fresh" => Ok(Reset::Fresh),
+            other => Err(format!("unknown reset {other:?}: expected undo or fresh")),
+        }
+    }
+}
+
+/// What one worker keeps between cases ([module docs](self)). Dropping it removes the kept
+/// sandbox and its watches.
+#[derive(Debug, Default)]
+pub struct Lane {
+    reset: Reset,
+    kept: Option<Kept>,
+}
+
+/// The kept sandbox of a lane.
+#[derive(Debug)]
+struct Kept {
+    sandbox: Sandbox,
+    /// The folder it was made in (the target's scratch root, or the default temp folder).
+    parent: PathBuf,
+    /// The outside as the layout with no setup left it.
+    outside: Tree,
+    /// The store as that layout left it (the root's node alone), for the debug assertion.
+    store: Tree,
+    /// The outside's watches, kept with the sandbox, and the decoys they watch (device and
+    /// inode of each).
+    watch: Option<(Session, Vec<(u64, u64)>)>,
+    /// The store holds the last case's files: undo before the next.
+    dirty: bool,
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        if let Some((w, _)) = self.watch.take() {
+            w.end();
+        }
+    }
+}
+
+/// A case's sandbox, from [`Lane::lease`], given back with [`Lane::give_back`].
+#[derive(Debug)]
+pub enum Lease {
+    /// The lane's kept sandbox, undone and planted.
+    Kept(Box<KeptSandbox>),
+    /// A sandbox of the case's own, removed when the lease is dropped.
+    Fresh(Sandbox),
+}
+
+/// The kept sandbox of a lane (opaque: see [`Lease`]).
+#[derive(Debug)]
+pub struct KeptSandbox(Kept);
+
+impl Lease {
+    /// The sandbox the case runs in.
+    pub fn sandbox(&self) -> &Sandbox {
+        match self {
+            Lease::Kept(k) => &k.0.sandbox,
+            Lease::Fresh(s) => s,
+        }
+    }
+
+    /// The outside before the reset when it is known without a walk: the template of a kept
+    /// sandbox (`None` for a fresh one, which the runner walks).
+    pub fn known_outside(&self) -> Option<&Tree> {
+        match self {
+            Lease::Kept(k) => Some(&k.0.outside),
+            Lease::Fresh(_) => None,
+        }
+    }
+
+    /// The kept sandbox's watches (the runner opens a window on them for the case); `None`
+    /// for a fresh sandbox (the runner starts a session of its own) or when they could not be
+    /// had.
+    pub fn watch(&self) -> Option<&Session> {
+        match self {
+            Lease::Kept(k) => k.0.watch.as_ref().map(|(w, _)| w),
+            Lease::Fresh(_) => None,
+        }
+    }
+
+    /// True when the sandbox is a kept one.
+    pub fn is_kept(&self) -> bool {
+        matches!(self, Lease::Kept(_))
+    }
+}
+
+/// Device and inode of each decoy handle (what a kept session watches).
+fn decoy_ids(decoys: &[(PathBuf, OwnedFd)]) -> Vec<(u64, u64)> {
+    decoys
+        .iter()
+        .filter_map(|(_, fd)| rustix::fs::fstat(fd).ok())
+        .map(|st| (st.st_dev, st.st_ino))
+        .collect()
+}
+
+impl Lane {
+    /// A lane that gets sandboxes as `reset` says.
+    pub fn new(reset: Reset) -> Lane {
+        Lane { reset, kept: None }
+    }
+
+    /// The sandbox for a case with `setup`, made in `parent` (`make` lays out a fresh one there
+    /// with a given setup), watched with `decoys`: the kept sandbox undone and planted, or a
+    /// fresh one ([module docs](self)).
+    ///
+    /// # Errors
+    /// Laying out a fresh sandbox failed (`make`'s error), or planting `setup` failed.
+    pub fn lease(
+        &mut self,
+        parent: &std::path::Path,
+        setup: &[Fs],
+        decoys: &[(PathBuf, OwnedFd)],
+        make: impl Fn(&[Fs]) -> io::Result<Sandbox>,
+    ) -> io::Result<Lease> {
+        let plants_outside = setup
+            .iter()
+            .any(|f| matches!(f, Fs::HardLinkOutside { .. }));
+        if self.reset == Reset::Fresh || plants_outside {
+            self.kept = None;
+            return Ok(Lease::Fresh(make(setup)?));
+        }
+        let mut kept = match self.kept.take() {
+            Some(k) if k.parent == parent => match undo(k) {
+                Ok(k) => k,
+                Err(_) => new_kept(parent, &make)?,
+            },
+            _ => new_kept(parent, &make)?,
+        };
+        let ids = decoy_ids(decoys);
+        let stale = kept.watch.as_ref().is_some_and(|(_, at)| *at != ids);
+        if stale {
+            if let Some((w, _)) = kept.watch.take() {
+                w.end();
+            }
+        }
+        if kept.watch.is_none() {
+            kept.watch = Session::start(&kept.sandbox, decoys).map(|w| (w, ids));
+        }
+        kept.dirty = true;
+        for item in setup {
+            kept.sandbox.plant_unchecked(item)?;
+        }
+        Ok(Lease::Kept(Box::new(KeptSandbox(kept))))
+    }
+
+    /// Take back a case's sandbox: a kept one stays when the case left the outside as the
+    /// template has it (`outside_after`, the oracle's walk after the case) and its watch
+    /// worked (`watch_ok`); anything else is removed.
+    pub fn give_back(&mut self, lease: Lease, outside_after: &Tree, watch_ok: bool) {
+        if let Lease::Kept(k) = lease {
+            let k = k.0;
+            if watch_ok && k.watch.is_some() && *outside_after == k.outside {
+                self.kept = Some(k);
+            }
+        }
+    }
+}
+
+/// A new kept sandbox in `parent`: laid out with no setup, its outside and store walked.
+fn new_kept(
+    parent: &std::path::Path,
+    make: &impl Fn(&[Fs]) -> io::Result<Sandbox>,
+) -> io::Result<Kept> {
+    let sandbox = make(&[])?;
+    Ok(Kept {
+        outside: sandbox.outside_unchecked(),
+        store: sandbox.store_tree_unchecked(),
+        sandbox,
+        parent: parent.to_path_buf(),
+        watch: None,
+        dirty: false,
+    })
+}
+
+/// The kept sandbox put back as its layout left it: the store emptied. In debug builds, the
+/// whole sandbox is walked and compared with the template.
+///
+/// # Errors
+/// Emptying the store failed.
+fn undo(mut k: Kept) -> io::Result<Kept> {
+    if k.dirty {
+        k.sandbox.clear_store_unchecked()?;
+        k.dirty = false;
+    }
+    debug_assert_eq!(
+        (
+            k.sandbox.outside_unchecked(),
+            k.sandbox.store_tree_unchecked()
+        ),
+        (k.outside.clone(), k.store.clone()),
+        "the sandbox after undo is not the one a fresh layout gives"
+    );
+    Ok(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::LinkTo;
+
+    fn make(setup: &[Fs]) -> io::Result<Sandbox> {
+        Sandbox::create_unchecked(setup)
+    }
+
+    fn parent() -> PathBuf {
+        crate::attack::sandbox::default_parent().to_path_buf()
+    }
+
+    #[test]
+    fn a_kept_sandbox_is_undone_to_a_fresh_layout_with_the_next_setup() {
+        let mut lane = Lane::default();
+        let setup = [
+            Fs::File {
+                path: "/memories/a/b.md".into(),
+                content: "b\n".into(),
+            },
+            Fs::Symlink {
+                path: "/memories/out".into(),
+                target: LinkTo::Outside(String::new()),
+            },
+            Fs::Mode {
+                path: "/memories/a".into(),
+                mode: 0o000,
+            },
+        ];
+        let lease = lane.lease(&parent(), &setup, &[], make).unwrap();
+        assert!(lease.is_kept());
+        let run = lease.sandbox().run_dir().to_path_buf();
+        let before = lease.sandbox().outside_unchecked();
+        assert_eq!(lease.known_outside(), Some(&before));
+        // The handler adds a file; the outside is as it was.
+        std::fs::write(lease.sandbox().root().join("new.md"), "x").unwrap();
+        lane.give_back(lease, &before, true);
+        // The next case: the same run folder, only its own setup in the store.
+        let next = [Fs::RootFifo];
+        let lease = lane.lease(&parent(), &next, &[], make).unwrap();
+        assert_eq!(lease.sandbox().run_dir(), run);
+        let store = lease.sandbox().store_tree_unchecked();
+        assert_eq!(store.len(), 1, "{store:?}");
+        assert_eq!(
+            store.get(&PathBuf::new()).map(|n| &n.0),
+            Some(&crate::attack::sandbox::Node::Other)
+        );
+        let outside = lease.sandbox().outside_unchecked();
+        lane.give_back(lease, &outside, true);
+        // And after a FIFO root, a plain empty store again.
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        assert_eq!(lease.sandbox().run_dir(), run);
+        assert_eq!(
+            lease
+                .sandbox()
+                .store_tree_unchecked()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![(PathBuf::new(), (crate::attack::sandbox::Node::Dir, 0o700))]
+        );
+        drop(lease);
+    }
+
+    #[test]
+    fn a_changed_outside_a_failed_watch_fresh_mode_and_an_outside_plant_get_a_new_sandbox() {
+        let mut lane = Lane::default();
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        let first = lease.sandbox().run_dir().to_path_buf();
+        std::fs::write(lease.sandbox().base().join("outside/new.txt"), "x").unwrap();
+        let after = lease.sandbox().outside_unchecked();
+        lane.give_back(lease, &after, true);
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        let second = lease.sandbox().run_dir().to_path_buf();
+        assert_ne!(second, first);
+        assert!(!first.exists(), "the changed sandbox is removed");
+        let after = lease.sandbox().outside_unchecked();
+        lane.give_back(lease, &after, false);
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        assert_ne!(lease.sandbox().run_dir(), second);
+        let third = lease.sandbox().run_dir().to_path_buf();
+        let after = lease.sandbox().outside_unchecked();
+        lane.give_back(lease, &after, true);
+        let hard = [Fs::HardLinkOutside {
+            path: "/memories/h.txt".into(),
+            name: "other.txt".into(),
+        }];
+        let lease = lane.lease(&parent(), &hard, &[], make).unwrap();
+        assert!(!lease.is_kept());
+        assert!(!third.exists(), "a case of its own drops the kept sandbox");
+        drop(lease);
+        let mut fresh = Lane::new(Reset::Fresh);
+        let lease = fresh.lease(&parent(), &[], &[], make).unwrap();
+        assert!(!lease.is_kept());
+    }
+}
