@@ -135,10 +135,17 @@ impl Observation {
     /// # Ambient authority
     /// Walks the sandbox's run folder by host path.
     pub fn before_unchecked(&mut self, sandbox: &Sandbox) {
+        self.before_known(sandbox, sandbox.outside_unchecked());
+    }
+
+    /// [`Observation::before_unchecked`] with the outside already known (`outside`, what a
+    /// walk would give: the runner knows it from the watch record of a kept sandbox,
+    /// `certify::lane`).
+    pub fn before_known(&mut self, sandbox: &Sandbox, outside: crate::attack::sandbox::Tree) {
         self.token = sandbox.token().to_owned();
         self.host_paths = sandbox.host_paths();
         self.alias = vec![sandbox.alias().to_string_lossy().into_owned()];
-        self.outside_before = sandbox.outside_unchecked();
+        self.outside_before = outside;
     }
 
     /// What it needs after the last command: the outside again, the store files that hold the
@@ -147,7 +154,19 @@ impl Observation {
     /// # Ambient authority
     /// Walks the sandbox by host path.
     pub fn after_unchecked(&mut self, sandbox: &Sandbox, case: &Case) {
-        self.outside_after = sandbox.outside_unchecked();
+        self.after_known(sandbox, case, None);
+    }
+
+    /// [`Observation::after_unchecked`] with the outside already known when `outside` is
+    /// given (the watch record showed no change since the "before": the runner passes the
+    /// "before" tree), walked otherwise.
+    pub fn after_known(
+        &mut self,
+        sandbox: &Sandbox,
+        case: &Case,
+        outside: Option<crate::attack::sandbox::Tree>,
+    ) {
+        self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked());
         self.token_in_store = sandbox.token_in_store_unchecked();
         self.checked = case
             .checks

@@ -210,10 +210,14 @@ fn dir_flags() -> WatchFlags {
         | WatchFlags::ONLYDIR
 }
 
-/// The flags of a file's watch: content only ([module docs](self)).
+/// The flags of a file's watch: content ([module docs](self)), and attribute changes, which
+/// are not touches but tell [`Session::close_window`] that the outside may have changed.
 fn file_flags() -> WatchFlags {
-    WatchFlags::ACCESS | WatchFlags::MODIFY
+    WatchFlags::ACCESS | WatchFlags::MODIFY | WatchFlags::ATTRIB
 }
+
+/// The start of the end marker's name ([`Session::finish`]).
+const MARKER_PREFIX: &str = ".memcert-watch-end-";
 
 impl Session {
     /// Watch the outside of `sandbox` ([module docs](self)) on this thread's inotify instance
@@ -358,25 +362,81 @@ impl Session {
     }
 
     /// Open a new window on the same watches (a sandbox reset by undo keeps every outside
-    /// folder and file, so its watches stay valid from one case to the next): drop what the
-    /// queue holds (memcert's own walks, the undo, the reset). False when the queue cannot be
-    /// read (overflowed, or the instance is gone): the watches are then of no use.
-    pub fn reopen(&self) -> bool {
+    /// folder and file, so its watches stay valid from one case to the next): read and drop
+    /// what the queue holds (memcert's own walks, the undo, the end marker of the last window).
+    /// Returns whether any of it changed the outside ([`Session::close_window`]): something
+    /// changed it between two windows.
+    ///
+    /// # Errors
+    /// The queue overflowed or cannot be read (the instance is gone): the watches are then of
+    /// no use.
+    pub fn reopen(&self) -> Result<bool, String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
-            Some(Some(w)) => w.drain(|_, _, _| false).is_ok(),
-            _ => false,
+            Some(Some(w)) => {
+                let mut changed = false;
+                w.drain(|wd, flags, name| {
+                    changed |= self.changes(wd, flags, name);
+                    false
+                })
+                .map_err(|e| format!("watching the outside failed: {e}"))?;
+                Ok(changed)
+            }
+            _ => Err("the inotify instance is gone".to_owned()),
         })
     }
 
-    /// [`Session::finish`] that keeps the watches for the next window ([`Session::reopen`]).
+    /// [`Session::finish`] that keeps the watches for the next window ([`Session::reopen`]),
+    /// and also says whether the outside may have changed in the window: an event other than
+    /// a read, a listing or an open (the end marker's aside), an attribute change of an
+    /// outside file included (a `chmod` through a hard link made in the store, which is not a
+    /// touch). False means the outside is as it was when the window opened, which a walk
+    /// would show too.
     ///
     /// # Errors
     /// As [`Session::finish`].
-    pub fn close_window(&self, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
+    pub fn close_window(&self, sandbox: &Sandbox) -> Result<(Vec<Touch>, bool), String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
-            Some(Some(w)) => self.read_up_to_marker(w, sandbox),
+            Some(Some(w)) => {
+                let changed = std::cell::Cell::new(false);
+                let touched = self.read_marked(w, sandbox, |wd, flags, name| {
+                    changed.set(changed.get() | self.changes(wd, flags, name));
+                })?;
+                Ok((touched, changed.get()))
+            }
             _ => Err("the inotify instance is gone".to_owned()),
         })
+    }
+
+    /// Whether an event may have changed the outside: a change flag on a watch of this
+    /// session, not about the store root, not the end marker's.
+    fn changes(&self, wd: i32, flags: ReadFlags, name: &OsStr) -> bool {
+        let Some(watched) = self.wds.get(&wd) else {
+            return false;
+        };
+        let path = if name.is_empty() {
+            watched.label.clone()
+        } else {
+            watched.label.join(name)
+        };
+        if path.starts_with(&self.root) {
+            return false;
+        }
+        if watched.label.as_os_str().is_empty()
+            && name.as_bytes().starts_with(MARKER_PREFIX.as_bytes())
+        {
+            return false;
+        }
+        flags.intersects(
+            ReadFlags::MODIFY
+                | ReadFlags::ATTRIB
+                | ReadFlags::CREATE
+                | ReadFlags::DELETE
+                | ReadFlags::DELETE_SELF
+                | ReadFlags::MOVED_FROM
+                | ReadFlags::MOVED_TO
+                | ReadFlags::MOVE_SELF
+                | ReadFlags::UNMOUNT,
+        )
     }
 
     /// Remove every watch of this session, without reading the queue.
@@ -389,8 +449,18 @@ impl Session {
     }
 
     fn read_up_to_marker(&self, w: &Watcher, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
+        self.read_marked(w, sandbox, |_, _, _| {})
+    }
+
+    /// [`Session::read_up_to_marker`], every event read also given to `seen`.
+    fn read_marked(
+        &self,
+        w: &Watcher,
+        sandbox: &Sandbox,
+        mut seen: impl FnMut(i32, ReadFlags, &OsStr),
+    ) -> Result<Vec<Touch>, String> {
         let (tops, _) = sandbox.outside_handles();
-        let marker = format!(".memcert-watch-end-{:016x}", fastrand::u64(..));
+        let marker = format!("{MARKER_PREFIX}{:016x}", fastrand::u64(..));
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW;
         let run = tops.first().map(|(_, d)| *d);
         let marked = run.is_some_and(|run| {
@@ -405,6 +475,7 @@ impl Session {
         let mut touched: BTreeMap<PathBuf, (Vec<Op>, bool)> = BTreeMap::new();
         let marker_path = PathBuf::from(&marker);
         w.drain(|wd, flags, name| {
+            seen(wd, flags, name);
             if let Some((path, op)) = self.event(wd, flags, name) {
                 if marked && path == marker_path {
                     return op == Op::Created;
@@ -441,6 +512,13 @@ impl Session {
             return None;
         }
         let is_dir = flags.contains(ReadFlags::ISDIR) || (name.is_empty() && watched.dir);
+        // A file's own watch reports attribute changes only for Session::close_window.
+        if !watched.dir
+            && !watched.decoy
+            && !flags.intersects(ReadFlags::ACCESS | ReadFlags::MODIFY)
+        {
+            return None;
+        }
         let op = if watched.decoy && flags.contains(ReadFlags::OPEN) {
             Op::Opened
         } else if flags.contains(ReadFlags::CREATE) {
@@ -519,6 +597,45 @@ mod tests {
         // The next case on the same thread reuses the instance and starts clean.
         let s = Session::start(&sb, &[]).expect("inotify");
         assert_eq!(s.finish(&sb).unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn kept_windows_tell_reads_from_changes_and_a_chmod_through_a_hard_link_is_a_change_not_a_touch(
+    ) {
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let s = Session::start(&sb, &[]).expect("inotify");
+        // Reads and a listing of the outside, and anything in the store: no change.
+        std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
+        std::fs::read_dir(sb.base()).unwrap().for_each(drop);
+        std::fs::write(sb.root().join("x.md"), "x").unwrap();
+        let (t, changed) = s.close_window(&sb).unwrap();
+        assert!(!changed);
+        assert_eq!(
+            touches(&t),
+            vec![
+                ("base".to_owned(), vec!["listed"]),
+                ("base/outside/secret.txt".to_owned(), vec!["read"]),
+            ]
+        );
+        // The end marker's removal, queued after the window, is not a change.
+        assert_eq!(s.reopen(), Ok(false));
+        // A hard link made in the store, and a chmod through it: the outside file's mode
+        // changed; its folder saw nothing.
+        let outside = sb.base().join("outside/canary.txt");
+        std::fs::hard_link(&outside, sb.root().join("h")).unwrap();
+        std::fs::set_permissions(
+            sb.root().join("h"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
+        let (t, changed) = s.close_window(&sb).unwrap();
+        assert!(changed);
+        assert_eq!(touches(&t), Vec::<(String, Vec<&str>)>::new());
+        // A change between two windows shows when the next one opens.
+        assert_eq!(s.reopen(), Ok(false));
+        std::fs::write(sb.base().join("canary.txt"), "changed").unwrap();
+        assert_eq!(s.reopen(), Ok(true));
+        s.end();
     }
 
     #[test]

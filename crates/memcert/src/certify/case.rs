@@ -203,12 +203,24 @@ fn run_prepared(
     let inputs = case_inputs(case, sandbox);
     obs.inputs = inputs.iter().map(strings_of).collect();
     let mut watched_before = Vec::new();
+    // A kept sandbox's watches see the reset too: when nothing changed the outside, the
+    // "before" is the template, not walked again (certify::lane).
+    let kept_watch = lease.watch().filter(|w| w.reopen() == Ok(false));
     let reset_started = Instant::now();
     let reset = target.reset(sandbox.base(), sandbox.root());
     let took = reset_started.elapsed();
-    obs.before_unchecked(sandbox);
+    let unchanged =
+        |w: &crate::attack::watch::Session| matches!(w.close_window(sandbox), Ok((_, false)));
+    match (kept_watch, lease.known_outside()) {
+        (Some(w), Some(template)) if unchanged(w) => {
+            obs.before_known(sandbox, template.clone());
+        }
+        _ => obs.before_unchecked(sandbox),
+    }
     obs.startup_made = startup.made.clone();
     let mut watch_ok = false;
+    // The "after" when the watch saw no change in the case's window: the "before".
+    let mut after_known = None;
     match reset {
         Ok(()) => {
             // Taken after the reset, which may (re)start the handler: what a start-up writes to
@@ -221,15 +233,26 @@ fn run_prepared(
             }
             // The outside is watched from here to the last answer (attack::watch): memcert's
             // own walks before and after are not in the window. A kept sandbox keeps its
-            // watches (certify::lane): a window is opened on them.
-            let window = match lease.watch() {
-                Some(kept) => kept.reopen().then_some(Window::Kept(kept)),
+            // watches (certify::lane): a window is opened on them, and what changed the
+            // outside since the "before" makes the "after" a walk.
+            let window = match kept_watch {
+                Some(kept) => match kept.reopen() {
+                    Ok(changed) => Some(Window::Kept(kept, !changed)),
+                    Err(_) => None,
+                },
                 None if lease.is_kept() => None,
                 None => crate::attack::watch::Session::start(sandbox, &decoys).map(Window::Own),
             };
             send_turns(case, &inputs, sandbox, target, config, &mut obs);
             let touched = match window {
-                Some(Window::Kept(w)) => Some(w.close_window(sandbox)),
+                Some(Window::Kept(w, quiet)) => {
+                    Some(w.close_window(sandbox).map(|(t, changed)| {
+                        if quiet && !changed {
+                            after_known = Some(obs.outside_before.clone());
+                        }
+                        t
+                    }))
+                }
                 Some(Window::Own(w)) => Some(w.finish(sandbox)),
                 None => None,
             };
@@ -254,7 +277,8 @@ fn run_prepared(
             }
         }
     }
-    obs.after_unchecked(sandbox, case);
+    obs.after_known(sandbox, case, after_known);
+    // A kept sandbox whose watch did not work this case is laid out anew.
     lane.give_back(lease, &obs.outside_after, watch_ok);
     observe_watched(&mut obs, &watched(target, config), watched_before);
     record(case, &inputs, obs, config, Vec::new(), started)
@@ -262,7 +286,9 @@ fn run_prepared(
 
 /// The watch of one case: a window on a kept sandbox's watches, or a session of its own.
 enum Window<'a> {
-    Kept(&'a crate::attack::watch::Session),
+    /// The kept watches, and whether nothing changed the outside between the "before" and
+    /// the window's opening.
+    Kept(&'a crate::attack::watch::Session, bool),
     Own(crate::attack::watch::Session),
 }
 

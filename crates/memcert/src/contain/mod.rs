@@ -180,6 +180,20 @@ impl Cell {
             }
         }
     }
+
+    /// [`Cell::adopt`], and everything at and below `store` (a path in the scratch root, the
+    /// case's store root) walked whole: a sandbox reset by undo keeps folders that are already
+    /// the handler's, and memcert planted new files in them (`certify::lane`). A `store` not in
+    /// the scratch root is left alone; the walk goes by handle from the scratch root, no link
+    /// followed.
+    pub fn adopt_store(&self, store: &std::path::Path) {
+        self.adopt();
+        if let (Some(p), Ok(rel)) = (&self.prepared, store.strip_prefix(self.scratch.path())) {
+            if let Some((uid, gid)) = p.owner {
+                owner::give_below(self.scratch.dir(), rel, uid, gid);
+            }
+        }
+    }
 }
 
 /// The hint a start-up error caused by the sandbox gets.

@@ -22,6 +22,50 @@ struct Linked {
     nlink: u64,
 }
 
+/// `chown uid:gid` the object at `rel` below the folder `top` (reached one name at a time with
+/// `O_NOFOLLOW`; nothing when a component is missing or a link) and, when it is a folder,
+/// everything under it, folders already theirs walked too: a store that memcert emptied and
+/// planted again (reset by undo, `certify::lane`) holds new files of memcert's in a folder
+/// that is already the handler's.
+pub(super) fn give_below(top: &impl AsFd, rel: &std::path::Path, uid: u32, gid: u32) {
+    use std::os::unix::ffi::OsStrExt as _;
+    let names: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let Some((last, above)) = names.split_last() else {
+        return;
+    };
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(mut dir) = rustix::fs::openat(top, ".", flags, Mode::empty()) else {
+        return;
+    };
+    for name in above {
+        match rustix::fs::openat(&dir, *name, flags, Mode::empty()) {
+            Ok(sub) => dir = sub,
+            Err(_) => return,
+        }
+    }
+    let Ok(last) = CString::new(last.as_bytes()) else {
+        return;
+    };
+    let (u, g) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    let Ok(st) = rustix::fs::statat(&dir, &last, AtFlags::SYMLINK_NOFOLLOW) else {
+        return;
+    };
+    let ft = FileType::from_raw_mode(st.st_mode);
+    if ft == FileType::RegularFile && st.st_nlink > 1 {
+        return;
+    }
+    if st.st_uid != uid || st.st_gid != gid {
+        let _ = rustix::fs::chownat(&dir, &last, Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW);
+    }
+    if ft == FileType::Directory {
+        if let Ok(sub) = rustix::fs::openat(&dir, &last, flags, Mode::empty()) {
+            let mut linked = Vec::new();
+            walk_all(Rc::new(sub), u, g, 0, &mut linked, true);
+            give_linked(&linked, u, g);
+        }
+    }
+}
+
 /// `chown uid:gid` everything under the folder `root` that is not already theirs (a folder of
 /// theirs is not walked again); `root` itself stays memcert's, mode 0711.
 pub(super) fn give(root: &impl AsFd, uid: u32, gid: u32) {
@@ -34,12 +78,17 @@ pub(super) fn give(root: &impl AsFd, uid: u32, gid: u32) {
     // when memcert makes the next case's sandbox in it), open to others only to pass through.
     let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o711));
     let mut linked = Vec::new();
-    walk(Rc::new(fd), u, g, 0, &mut linked);
+    walk_all(Rc::new(fd), u, g, 0, &mut linked, false);
+    give_linked(&linked, u, g);
+}
+
+/// Give the files seen with more than one name whose every name the walk saw.
+fn give_linked(linked: &[Linked], u: Uid, g: Gid) {
     let mut seen: HashMap<u64, u64> = HashMap::new();
-    for l in &linked {
+    for l in linked {
         *seen.entry(l.ino).or_default() += 1;
     }
-    for l in &linked {
+    for l in linked {
         if seen.get(&l.ino).copied().unwrap_or(0) >= l.nlink {
             let _ = rustix::fs::chownat(
                 &*l.dir,
@@ -52,7 +101,8 @@ pub(super) fn give(root: &impl AsFd, uid: u32, gid: u32) {
     }
 }
 
-fn walk(dir: Rc<OwnedFd>, u: Uid, g: Gid, depth: usize, linked: &mut Vec<Linked>) {
+/// Walk `dir`, giving what is not theirs; folders already theirs are walked only when `all`.
+fn walk_all(dir: Rc<OwnedFd>, u: Uid, g: Gid, depth: usize, linked: &mut Vec<Linked>, all: bool) {
     // The names first, the reader closed, so that one descriptor per level is held.
     let names: Vec<CString> = match rustix::fs::Dir::read_from(&*dir) {
         Ok(reader) => reader
@@ -84,10 +134,10 @@ fn walk(dir: Rc<OwnedFd>, u: Uid, g: Gid, depth: usize, linked: &mut Vec<Linked>
         }
         // A folder already theirs holds only what they made (memcert lays each case out in
         // fresh folders of its own), so only the folders just given are walked.
-        if ft == FileType::Directory && !mine && depth < MAX_DEPTH {
+        if ft == FileType::Directory && (all || !mine) && depth < MAX_DEPTH {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             if let Ok(sub) = rustix::fs::openat(&*dir, &name, flags, Mode::empty()) {
-                walk(Rc::new(sub), u, g, depth + 1, linked);
+                walk_all(Rc::new(sub), u, g, depth + 1, linked, all);
             }
         }
     }

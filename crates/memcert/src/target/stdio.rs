@@ -569,7 +569,7 @@ impl Target for Stdio {
         // The case's sandbox was just laid out in the scratch root: give it to the handler's
         // uid when it runs as another.
         if let Some(cell) = &self.cell {
-            cell.adopt();
+            cell.adopt_store(memories_dir);
         }
         let msg = json!({
             "op": "reset",
