@@ -19,17 +19,18 @@ use serde_json::Value;
 
 /// The JSON report of `memcert certify --level quick --jobs <jobs>` with `args`.
 fn report(jobs: &str, args: &[&str]) -> Value {
+    report_of("quick", &["--jobs", jobs], args)
+}
+
+/// The JSON report of `memcert certify --level <level>` with `how` (`--jobs`, `--reset`) and
+/// `args`.
+fn report_of(level: &str, how: &[&str], args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
-        .args([
-            "certify",
-            "--level",
-            "quick",
-            "--jobs",
-            jobs,
-            "--report-json",
-        ])
+        .args(["certify", "--level", level])
+        .args(how)
+        .arg("--report-json")
         .arg(&json)
         .args(args)
         .current_dir(root())
@@ -37,11 +38,61 @@ fn report(jobs: &str, args: &[&str]) -> Value {
         .unwrap();
     let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
         panic!(
-            "--jobs {jobs} {args:?}: no report ({e}): {}",
+            "{level} {how:?} {args:?}: no report ({e}): {}",
             String::from_utf8_lossy(&out.stderr)
         )
     });
     serde_json::from_str(&text).unwrap()
+}
+
+/// Assert that the reports of `args` at `level` run as `a` and as `b` are [`comparable`]ly
+/// equal (the summary's `jobs` aside) and that the run had cases; returns the first.
+fn same_reports(level: &str, a: &[&str], b: &[&str], args: &[&str]) -> Value {
+    let first = report_of(level, a, args);
+    let second = report_of(level, b, args);
+    let (mut x, mut y) = (comparable(&first), comparable(&second));
+    x["summary"]["jobs"] = Value::Null;
+    y["summary"]["jobs"] = Value::Null;
+    assert!(
+        x["cases"].as_array().is_some_and(|c| c.len() > 100),
+        "{args:?}: {}",
+        x["summary"]
+    );
+    if let Some(d) = first_difference(&x, &y, "") {
+        panic!("{level}: {a:?} and {b:?} differ with {args:?}: {d}");
+    }
+    first
+}
+
+/// One job, a fresh sandbox per case: the run every other way is compared with.
+const FRESH_ONE: [&str; 4] = ["--jobs", "1", "--reset", "fresh"];
+/// One job, reset by undo.
+const UNDO_ONE: [&str; 4] = ["--jobs", "1", "--reset", "undo"];
+/// Two jobs, reset by undo (the default on this machine).
+const UNDO_TWO: [&str; 4] = ["--jobs", "2", "--reset", "undo"];
+
+/// The one-flaw fixtures of `fixtures/handlers/flawed/` as adapter specs: each file not named
+/// `_*.py`, with the last class it defines whose name does not start with `_`.
+fn flawed_fixtures() -> Vec<String> {
+    let dir = root().join("fixtures/handlers/flawed");
+    let mut specs: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".py") && !n.starts_with('_'))
+        .filter_map(|n| {
+            let text = std::fs::read_to_string(dir.join(&n)).ok()?;
+            let class = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("class "))
+                .map(|l| l.split(['(', ':']).next().unwrap_or("").trim().to_owned())
+                .filter(|c| !c.is_empty() && !c.starts_with('_'))
+                .last()?;
+            Some(format!("fixtures/handlers/flawed/{n}:{class}"))
+        })
+        .collect();
+    specs.sort();
+    specs
 }
 
 /// `text` with what differs between any two runs replaced by a placeholder: the random part of
@@ -304,6 +355,68 @@ fn flawed_fixtures_give_the_same_reports_with_one_or_two_jobs() {
             ],
         );
         assert_eq!(one["summary"]["certified"], false, "{spec}");
+        assert_eq!(one["summary"]["counts"]["ERROR"], 0, "{spec}");
+    }
+}
+
+// See: issue 15 ("reset by undo"). Each level: a fresh sandbox per case and reset by undo on
+// one job give the same reports, and so do one job and two, both reset by undo.
+#[test]
+fn the_reference_gives_the_same_reports_fresh_or_undone_at_quick_and_standard() {
+    for level in ["quick", "standard"] {
+        let one = same_reports(level, &FRESH_ONE, &UNDO_ONE, &[]);
+        assert_eq!(one["summary"]["certified"], true, "{}", one["summary"]);
+        same_reports(level, &UNDO_ONE, &UNDO_TWO, &[]);
+    }
+}
+
+/// The flags of the pinned SDK handler of `profile` that leave out what no two runs share: the
+/// race cases and the 64 MiB files (see the module docs).
+fn sdk_args(profile: &str, py: &str, node: &str) -> Vec<String> {
+    let mut v: Vec<String> = match profile {
+        "python-sdk" => vec!["--python", PYTHON_SDK_HANDLER, "--python-exe", py],
+        _ => vec!["--node", TYPESCRIPT_SDK_HANDLER, "--node-path", node],
+    }
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    v.extend(
+        ["--profile", profile, "--exclude", "race/*", "--exclude", "hazard/huge-file/*"]
+            .map(str::to_owned),
+    );
+    v
+}
+
+#[test]
+fn the_pinned_sdks_give_the_same_reports_fresh_on_one_job_or_undone_on_two() {
+    let (py, node) = (python(), node_path().to_string_lossy().into_owned());
+    for profile in ["python-sdk", "typescript-sdk"] {
+        let args = sdk_args(profile, &py, &node);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for level in ["quick", "standard"] {
+            let one = same_reports(level, &FRESH_ONE, &UNDO_TWO, &args);
+            assert_eq!(one["summary"]["certified"], false, "{profile} {level}");
+        }
+    }
+}
+
+#[test]
+fn every_flawed_fixture_gives_the_same_reports_fresh_on_one_job_or_undone_on_two() {
+    let py = python();
+    let fixtures = flawed_fixtures();
+    assert_eq!(fixtures.len(), 33, "{fixtures:?}");
+    for spec in &fixtures {
+        let args = [
+            "--python",
+            spec,
+            "--python-exe",
+            &py,
+            "--exclude",
+            "race/*",
+            "--exclude",
+            "hazard/huge-file/*",
+        ];
+        let one = same_reports("quick", &FRESH_ONE, &UNDO_TWO, &args);
         assert_eq!(one["summary"]["counts"]["ERROR"], 0, "{spec}");
     }
 }
