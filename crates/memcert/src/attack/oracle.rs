@@ -675,10 +675,17 @@ fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
             .map(|(p, n)| (p.clone(), n.clone()))
             .collect()
     };
+    // Borrowed when the handler made nothing at start-up (the trees hold file contents).
     let (before, after) = if obs.startup_made.is_empty() {
-        (obs.outside_before.clone(), obs.outside_after.clone())
+        (
+            std::borrow::Cow::Borrowed(&obs.outside_before),
+            std::borrow::Cow::Borrowed(&obs.outside_after),
+        )
     } else {
-        (own(&obs.outside_before), own(&obs.outside_after))
+        (
+            std::borrow::Cow::Owned(own(&obs.outside_before)),
+            std::borrow::Cow::Owned(own(&obs.outside_after)),
+        )
     };
     for change in diff(&before, &after) {
         findings.push(Finding {
@@ -721,7 +728,9 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
             detail: why.clone(),
         });
     }
-    let changed = changed_paths(&obs.outside_before, &obs.outside_after);
+    // Made only when a path outside was changed, not only read.
+    let changed = std::cell::OnceCell::new();
+    let changed = || changed.get_or_init(|| changed_paths(&obs.outside_before, &obs.outside_after));
     for t in obs.touched.iter().filter(|t| t.decoy) {
         let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
         findings.push(Finding {
@@ -740,7 +749,7 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
         }
         let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
         let reads_only = t.ops.iter().all(|o| o.reads());
-        if (reads_only && read_shown) || (!reads_only && changed.contains(&t.path)) {
+        if (reads_only && read_shown) || (!reads_only && changed().contains(&t.path)) {
             continue;
         }
         findings.push(Finding {
@@ -763,6 +772,9 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
 
 /// The paths whose node or mode differs between two trees, or that only one of them holds.
 fn changed_paths(before: &Tree, after: &Tree) -> std::collections::BTreeSet<std::path::PathBuf> {
+    if before == after {
+        return std::collections::BTreeSet::new();
+    }
     let mut out: std::collections::BTreeSet<_> = before
         .iter()
         .filter(|(p, n)| after.get(*p) != Some(*n))
@@ -816,6 +828,10 @@ fn check_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
 /// Changes between two trees, one sentence each, relative paths only.
 pub fn diff(before: &Tree, after: &Tree) -> Vec<String> {
     let mut out = Vec::new();
+    // The common case, nothing changed: one pass of byte comparisons, no lookups.
+    if before == after {
+        return out;
+    }
     for (p, (n, mode)) in before {
         match after.get(p) {
             None => out.push(format!("outside the root, {} was removed", p.display())),
@@ -1285,6 +1301,7 @@ mod old_vs_new {
 
     /// The implementations before `Canary`, `Searched` and `Needles`, word for word.
     mod old {
+        use super::super::Tree;
         use super::{Finding, Observation, ToolResult};
         use crate::suite::verdict::Verdict;
 
@@ -1470,9 +1487,65 @@ mod old_vs_new {
             }
             out
         }
+
+        /// Changes between two trees, one sentence each, relative paths only.
+        pub(super) fn diff(before: &Tree, after: &Tree) -> Vec<String> {
+            let mut out = Vec::new();
+            for (p, (n, mode)) in before {
+                match after.get(p) {
+                    None => out.push(format!("outside the root, {} was removed", p.display())),
+                    Some((m, _)) if m != n => {
+                        out.push(format!("outside the root, {} was changed", p.display()))
+                    }
+                    Some((_, m)) if m != mode => out.push(format!(
+                        "outside the root, the mode of {} was changed from {mode:o} to {m:o}",
+                        p.display()
+                    )),
+                    _ => {}
+                }
+            }
+            for p in after.keys() {
+                if !before.contains_key(p) {
+                    out.push(format!("outside the root, {} was created", p.display()));
+                }
+            }
+            out
+        }
+
+        /// The paths whose node or mode differs between two trees, or that only one of them holds.
+        pub(super) fn changed_paths(
+            before: &Tree,
+            after: &Tree,
+        ) -> std::collections::BTreeSet<std::path::PathBuf> {
+            let mut out: std::collections::BTreeSet<_> = before
+                .iter()
+                .filter(|(p, n)| after.get(*p) != Some(*n))
+                .map(|(p, _)| p.clone())
+                .collect();
+            out.extend(after.keys().filter(|p| !before.contains_key(*p)).cloned());
+            out
+        }
     }
 
     const TOKEN: &str = "MEMCERT-CANARY-0a1B2c";
+
+    /// A small tree outside the root: few names, so that two trees often share paths.
+    fn tree() -> impl Strategy<Value = super::Tree> {
+        use super::Node;
+        let node = prop_oneof![
+            Just(Node::File(b"a".to_vec())),
+            Just(Node::File(b"b".to_vec())),
+            Just(Node::Dir),
+            Just(Node::Symlink("x".into())),
+            Just(Node::Other),
+        ];
+        proptest::collection::btree_map(
+            proptest::sample::select(vec!["base", "base/a", "base/a/b", "base/c", "base//a", "d"])
+                .prop_map(std::path::PathBuf::from),
+            (node, proptest::sample::select(vec![0o600u32, 0o644])),
+            0..5,
+        )
+    }
 
     /// Pieces that exercise every branch: escapes whole and cut, slashes, hidden and white
     /// characters, non-ASCII text, the token in its disguises.
@@ -1587,6 +1660,16 @@ mod old_vs_new {
             let new: Vec<String> = super::readings(&t).into_iter().map(|r| r.into_owned()).collect();
             prop_assert_eq!(set(new.clone()), set(old::readings(&t)));
             prop_assert_eq!(new.len(), set(new.clone()).len());
+        }
+
+        #[test]
+        fn changes_outside_are_the_old_ones(before in tree(), after in tree(), same in any::<bool>()) {
+            let after = if same { before.clone() } else { after };
+            prop_assert_eq!(super::diff(&before, &after), old::diff(&before, &after));
+            prop_assert_eq!(
+                super::changed_paths(&before, &after),
+                old::changed_paths(&before, &after)
+            );
         }
 
         #[test]
