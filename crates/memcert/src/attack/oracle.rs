@@ -218,10 +218,11 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     }
     let mut findings = Vec::new();
     let mut steps = Vec::new();
+    let needles = Needles::new(obs);
     for (i, reply) in obs.replies.iter().enumerate() {
         match reply {
             Ok(r) => {
-                findings.extend(disclosures(i, r, obs));
+                findings.extend(disclosures(i, r, obs, &needles));
                 if let Some(read) = read_over(obs, i) {
                     findings.push(unbounded_read(i, read, hazard_of(case)));
                 }
@@ -374,31 +375,98 @@ fn skipped(why: &str) -> Judgement {
 /// inserted, in hexadecimal, or in base64 (standard or URL-safe, at any of the three byte
 /// alignments it can have inside a longer encoded text). An empty token is never held.
 pub fn holds_canary(text: &str, token: &str) -> bool {
-    if token.is_empty() {
-        return false;
+    Canary::new(token).is_some_and(|c| c.held_in(&Searched::new(text)))
+}
+
+/// The needles of one canary token ([`holds_canary`]), made once and looked for in any number
+/// of texts.
+struct Canary<'a> {
+    /// The token as it is.
+    token: &'a str,
+    /// In lower case, reversed and in lower-case hexadecimal: looked for in the lower-cased text.
+    folded: [String; 3],
+    /// Its base64 spellings ([`base64_needles`]): looked for in the text as kept.
+    base64: Vec<String>,
+}
+
+impl<'a> Canary<'a> {
+    /// The needles of `token`; `None` for an empty token, which is never held.
+    fn new(token: &'a str) -> Option<Self> {
+        if token.is_empty() {
+            return None;
+        }
+        let lower = token.to_ascii_lowercase();
+        let reversed: String = lower.chars().rev().collect();
+        let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+        Some(Canary {
+            token,
+            folded: [lower, reversed, hex],
+            base64: base64_needles(token.as_bytes()),
+        })
     }
-    if text.contains(token) {
-        return true;
+
+    /// Whether `text` holds this token in any of its spellings.
+    fn held_in(&self, text: &Searched<'_>) -> bool {
+        text.raw.contains(self.token)
+            || self
+                .folded
+                .iter()
+                .any(|n| text.plain().contains(n.as_str()))
+            || self.base64.iter().any(|n| text.kept().contains(n.as_str()))
     }
-    // Hidden characters and white space taken out; base64 is case-sensitive, the rest is
-    // looked for in lower case.
-    let kept: String = text
-        .chars()
-        .filter(|c| !crate::report::escape::hidden(*c) && !c.is_whitespace())
-        .collect();
-    let plain = kept.to_ascii_lowercase();
-    let lower = token.to_ascii_lowercase();
-    let reversed: String = lower.chars().rev().collect();
-    let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
-    if [&lower, &reversed, &hex]
-        .iter()
-        .any(|n| plain.contains(n.as_str()))
-    {
-        return true;
+}
+
+/// A text prepared for [`Canary::held_in`]: hidden characters and white space taken out
+/// (`kept`; base64 is case-sensitive), and that in ASCII lower case (`plain`), each made at
+/// most once, when first asked for.
+struct Searched<'a> {
+    raw: &'a str,
+    kept: std::cell::OnceCell<std::borrow::Cow<'a, str>>,
+    /// `None`: the same as `kept` (it has no upper-case ASCII letter).
+    plain: std::cell::OnceCell<Option<String>>,
+}
+
+impl<'a> Searched<'a> {
+    fn new(raw: &'a str) -> Self {
+        Searched {
+            raw,
+            kept: std::cell::OnceCell::new(),
+            plain: std::cell::OnceCell::new(),
+        }
     }
-    base64_needles(token.as_bytes())
-        .iter()
-        .any(|n| kept.contains(n.as_str()))
+
+    /// `raw` without hidden characters ([`crate::report::escape::hidden`]) and white space. In
+    /// ASCII these are exactly the bytes that are not graphic (controls, space, DEL).
+    fn kept(&self) -> &str {
+        self.kept.get_or_init(|| {
+            let raw = self.raw;
+            if raw.bytes().all(|b| b.is_ascii_graphic()) {
+                std::borrow::Cow::Borrowed(raw)
+            } else if raw.is_ascii() {
+                let bytes: Vec<u8> = raw.bytes().filter(u8::is_ascii_graphic).collect();
+                std::borrow::Cow::Owned(String::from_utf8(bytes).unwrap_or_default())
+            } else {
+                std::borrow::Cow::Owned(
+                    raw.chars()
+                        .filter(|c| !crate::report::escape::hidden(*c) && !c.is_whitespace())
+                        .collect(),
+                )
+            }
+        })
+    }
+
+    /// [`Self::kept`] in ASCII lower case.
+    fn plain(&self) -> &str {
+        let kept = self.kept();
+        self.plain
+            .get_or_init(|| {
+                kept.bytes()
+                    .any(|b| b.is_ascii_uppercase())
+                    .then(|| kept.to_ascii_lowercase())
+            })
+            .as_deref()
+            .unwrap_or(kept)
+    }
 }
 
 /// The base64 characters that encode `token` whatever bytes surround it: for each alignment
@@ -422,49 +490,83 @@ fn base64_needles(token: &[u8]) -> Vec<String> {
     out
 }
 
+/// What [`disclosures`] looks for, made once per judgement: the needles of the decoy
+/// credentials' tokens and of the case's canary token, and the host path spellings with runs of
+/// `/` collapsed (those that collapse to nothing left out), each beside the spelling it came from.
+struct Needles<'a> {
+    credentials: Vec<Canary<'a>>,
+    token: Option<Canary<'a>>,
+    hosts: Vec<(&'a str, std::borrow::Cow<'a, str>)>,
+}
+
+impl<'a> Needles<'a> {
+    fn new(obs: &'a Observation) -> Self {
+        Needles {
+            credentials: obs
+                .credentials
+                .iter()
+                .filter_map(|t| Canary::new(t))
+                .collect(),
+            token: Canary::new(&obs.token),
+            hosts: obs
+                .host_paths
+                .iter()
+                .map(|h| (h.as_str(), collapse_slashes(h)))
+                .filter(|(_, c)| !c.is_empty())
+                .collect(),
+        }
+    }
+}
+
 /// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
 /// the run folder's host path in any spelling ([`readings`]). Inputs name the run folder only
 /// through the sandbox's alias, so its real path in a reply is information the handler added
-/// (bug:B07); the alias and other input text are not disclosure.
-fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
+/// (bug:B07); the alias and other input text are not disclosure. `needles` are `obs`'s.
+fn disclosures(i: usize, r: &ToolResult, obs: &Observation, needles: &Needles) -> Vec<Finding> {
+    use std::borrow::Cow;
     let mut findings = Vec::new();
     // Every byte of the answer counts, not only text blocks.
-    let text = match &r.content {
-        crate::protocol::Content::Text(t) => t.clone(),
-        other => serde_json::to_string(other).unwrap_or_default(),
+    let text: Cow<str> = match &r.content {
+        crate::protocol::Content::Text(t) => Cow::Borrowed(t),
+        other => Cow::Owned(serde_json::to_string(other).unwrap_or_default()),
     };
-    if obs.credentials.iter().any(|t| holds_canary(&text, t)) {
+    let searched = Searched::new(&text);
+    if needles.credentials.iter().any(|c| c.held_in(&searched)) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "credential-read".into(),
             detail: format!("step {}: the reply holds a decoy credential's canary: the handler read credentials from its HOME or environment", i + 1),
         });
     }
-    if holds_canary(&text, &obs.token) {
+    if needles.token.as_ref().is_some_and(|c| c.held_in(&searched)) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "outside-read".into(),
             detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
         });
     }
+    if needles.hosts.is_empty() {
+        return findings;
+    }
     // Take out what the reply echoes of an input that itself spells a host path (none does in
     // a certify run, whose inputs name the run folder through its alias), then look for host
     // paths in every spelling: as written, `//` collapsed, percent-decoded, unescaped.
-    let mut rest = text.clone();
+    let mut rest: Cow<str> = Cow::Borrowed(&text);
     for echoed in obs.inputs.get(i).into_iter().flatten() {
         if obs
             .host_paths
             .iter()
             .any(|h| !h.is_empty() && echoed.contains(h.as_str()))
         {
-            rest = rest.replace(echoed.as_str(), "");
+            rest = Cow::Owned(rest.replace(echoed.as_str(), ""));
         }
     }
     let readings = readings(&rest);
-    if let Some(h) = obs.host_paths.iter().find(|h| {
-        let h = collapse_slashes(h);
-        !h.is_empty() && readings.iter().any(|r| r.contains(h.as_str()))
-    }) {
+    if let Some((h, _)) = needles
+        .hosts
+        .iter()
+        .find(|(_, c)| readings.iter().any(|r| r.contains(c.as_ref())))
+    {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "host-path-disclosed".into(),
@@ -476,29 +578,56 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
 
 /// The ways a reply can spell a path, each with runs of `/` collapsed: as written,
 /// percent-decoded once and twice, and with backslash escapes (`repr`, JSON: `\\`, `\/`,
-/// `\xHH`, `\uHHHH`) undone.
-fn readings(text: &str) -> Vec<String> {
-    let once = percent_decode(text);
-    let twice = percent_decode(&once);
-    [text.to_owned(), once, twice, unescape(text)]
-        .iter()
-        .map(|t| collapse_slashes(t))
-        .collect()
-}
-
-/// `text` with every run of `/` made one `/`.
-fn collapse_slashes(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if !(c == '/' && out.ends_with('/')) {
-            out.push(c);
+/// `\xHH`, `\uHHHH`) undone; each distinct spelling once (1 to 4 of them).
+fn readings(text: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    let mut out = vec![collapse_slashes(text)];
+    let mut add = |reading: String| {
+        let reading = if reading.contains("//") {
+            collapse_slashes(&reading).into_owned()
+        } else {
+            reading
+        };
+        if !out.iter().any(|r| *r == reading) {
+            out.push(Cow::Owned(reading));
         }
+    };
+    // Without a `%` percent-decoding changes nothing, without a `\` unescaping changes nothing.
+    if let Cow::Owned(once) = percent_decode(text) {
+        if let Cow::Owned(twice) = percent_decode(&once) {
+            add(twice);
+        }
+        add(once);
+    }
+    if let Cow::Owned(unescaped) = unescape(text) {
+        add(unescaped);
     }
     out
 }
 
-/// `text` with every `%HH` decoded (bytes that are not UTF-8 shown as U+FFFD).
-fn percent_decode(text: &str) -> String {
+/// `text` with every run of `/` made one `/`; borrowed when it has no `//`.
+fn collapse_slashes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("//") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    // The first `//` of `rest` follows no `/`: keep up to its first `/`, drop the rest of the run.
+    while let Some(at) = rest.find("//") {
+        let (head, tail) = rest.split_at(at + 1);
+        out.push_str(head);
+        rest = tail.trim_start_matches('/');
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// `text` with every `%HH` decoded (bytes that are not UTF-8 shown as U+FFFD); borrowed when it
+/// has no `%`.
+fn percent_decode(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('%') {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let b = text.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -515,41 +644,44 @@ fn percent_decode(text: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `text` with backslash escapes undone: `\\` `\/` `\'` `\"`, `\xHH`, `\uHHHH`; others
-/// kept as written.
-fn unescape(text: &str) -> String {
+/// kept as written. Borrowed when it has no `\`.
+fn unescape(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\\') {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.peek().copied() {
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        // What follows the backslash.
+        let after = &rest[at + 1..];
+        rest = after;
+        match after.chars().next() {
             Some(e @ ('\\' | '/' | '\'' | '"')) => {
-                chars.next();
                 out.push(e);
+                rest = &after[1..];
             }
             Some(e @ ('x' | 'u')) => {
                 let n = if e == 'x' { 2 } else { 4 };
-                let hex: String = chars.clone().skip(1).take(n).collect();
+                let hex: String = after[1..].chars().take(n).collect();
                 match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    // `hex` parsed, so it is ASCII: `n` characters are `n` bytes.
                     Some(ch) if hex.len() == n => {
                         out.push(ch);
-                        for _ in 0..=n {
-                            chars.next();
-                        }
+                        rest = &after[1 + n..];
                     }
-                    _ => out.push(c),
+                    _ => out.push('\\'),
                 }
             }
-            _ => out.push(c),
+            _ => out.push('\\'),
         }
     }
-    out
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// What the disk shows outside the store: changes around the root, a race that never swapped,
@@ -562,10 +694,17 @@ fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
             .map(|(p, n)| (p.clone(), n.clone()))
             .collect()
     };
+    // Borrowed when the handler made nothing at start-up (the trees hold file contents).
     let (before, after) = if obs.startup_made.is_empty() {
-        (obs.outside_before.clone(), obs.outside_after.clone())
+        (
+            std::borrow::Cow::Borrowed(&obs.outside_before),
+            std::borrow::Cow::Borrowed(&obs.outside_after),
+        )
     } else {
-        (own(&obs.outside_before), own(&obs.outside_after))
+        (
+            std::borrow::Cow::Owned(own(&obs.outside_before)),
+            std::borrow::Cow::Owned(own(&obs.outside_after)),
+        )
     };
     for change in diff(&before, &after) {
         findings.push(Finding {
@@ -608,7 +747,9 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
             detail: why.clone(),
         });
     }
-    let changed = changed_paths(&obs.outside_before, &obs.outside_after);
+    // Made only when a path outside was changed, not only read.
+    let changed = std::cell::OnceCell::new();
+    let changed = || changed.get_or_init(|| changed_paths(&obs.outside_before, &obs.outside_after));
     for t in obs.touched.iter().filter(|t| t.decoy) {
         let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
         findings.push(Finding {
@@ -627,7 +768,7 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
         }
         let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
         let reads_only = t.ops.iter().all(|o| o.reads());
-        if (reads_only && read_shown) || (!reads_only && changed.contains(&t.path)) {
+        if (reads_only && read_shown) || (!reads_only && changed().contains(&t.path)) {
             continue;
         }
         findings.push(Finding {
@@ -650,6 +791,9 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
 
 /// The paths whose node or mode differs between two trees, or that only one of them holds.
 fn changed_paths(before: &Tree, after: &Tree) -> std::collections::BTreeSet<std::path::PathBuf> {
+    if before == after {
+        return std::collections::BTreeSet::new();
+    }
     let mut out: std::collections::BTreeSet<_> = before
         .iter()
         .filter(|(p, n)| after.get(*p) != Some(*n))
@@ -703,6 +847,10 @@ fn check_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
 /// Changes between two trees, one sentence each, relative paths only.
 pub fn diff(before: &Tree, after: &Tree) -> Vec<String> {
     let mut out = Vec::new();
+    // The common case, nothing changed: one pass of byte comparisons, no lookups.
+    if before == after {
+        return out;
+    }
     for (p, (n, mode)) in before {
         match after.get(p) {
             None => out.push(format!("outside the root, {} was removed", p.display())),
@@ -1160,5 +1308,483 @@ mod tests {
         let j = judge(&c, &obs, Profile::Docs, false);
         assert_eq!(j.verdict, Verdict::Error);
         assert_eq!(j.findings[0].kind, "no-race");
+    }
+}
+
+/// The oracle's text functions as they were before they were made cheaper, and proofs that the
+/// new ones give the same answers.
+#[cfg(test)]
+mod old_vs_new {
+    use super::{Finding, Observation, ToolResult};
+    use proptest::prelude::*;
+
+    /// The implementations before `Canary`, `Searched` and `Needles`, word for word.
+    mod old {
+        use super::super::Tree;
+        use super::{Finding, Observation, ToolResult};
+        use crate::suite::verdict::Verdict;
+
+        /// Whether `text` holds the canary `token` (ASCII) as it is or in a common disguise: any
+        /// letter case, reversed, with hidden or format characters (zero-width spaces, soft hyphens)
+        /// inserted, in hexadecimal, or in base64 (standard or URL-safe, at any of the three byte
+        /// alignments it can have inside a longer encoded text). An empty token is never held.
+        pub(super) fn holds_canary(text: &str, token: &str) -> bool {
+            if token.is_empty() {
+                return false;
+            }
+            if text.contains(token) {
+                return true;
+            }
+            // Hidden characters and white space taken out; base64 is case-sensitive, the rest is
+            // looked for in lower case.
+            let kept: String = text
+                .chars()
+                .filter(|c| !crate::report::escape::hidden(*c) && !c.is_whitespace())
+                .collect();
+            let plain = kept.to_ascii_lowercase();
+            let lower = token.to_ascii_lowercase();
+            let reversed: String = lower.chars().rev().collect();
+            let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+            if [&lower, &reversed, &hex]
+                .iter()
+                .any(|n| plain.contains(n.as_str()))
+            {
+                return true;
+            }
+            base64_needles(token.as_bytes())
+                .iter()
+                .any(|n| kept.contains(n.as_str()))
+        }
+
+        /// The base64 characters that encode `token` whatever bytes surround it: for each alignment
+        /// (0, 1 or 2 bytes before it in its group of three), the groups made of its bytes alone.
+        fn base64_needles(token: &[u8]) -> Vec<String> {
+            use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+            use base64::Engine as _;
+            let mut out = Vec::new();
+            for pad in 0..3usize {
+                let mut bytes = vec![0u8; pad];
+                bytes.extend_from_slice(token);
+                let end = (bytes.len() / 3) * 4;
+                let start = if pad == 0 { 0 } else { 4 };
+                for engine in [&STANDARD, &URL_SAFE] {
+                    let enc = engine.encode(&bytes);
+                    if end > start + 8 {
+                        out.push(enc[start..end].to_owned());
+                    }
+                }
+            }
+            out
+        }
+
+        /// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
+        /// the run folder's host path in any spelling ([`readings`]). Inputs name the run folder only
+        /// through the sandbox's alias, so its real path in a reply is information the handler added
+        /// (bug:B07); the alias and other input text are not disclosure.
+        pub(super) fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
+            let mut findings = Vec::new();
+            // Every byte of the answer counts, not only text blocks.
+            let text = match &r.content {
+                crate::protocol::Content::Text(t) => t.clone(),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            };
+            if obs.credentials.iter().any(|t| holds_canary(&text, t)) {
+                findings.push(Finding {
+                verdict: Verdict::Unsafe,
+                kind: "credential-read".into(),
+                detail: format!("step {}: the reply holds a decoy credential's canary: the handler read credentials from its HOME or environment", i + 1),
+            });
+            }
+            if holds_canary(&text, &obs.token) {
+                findings.push(Finding {
+                verdict: Verdict::Unsafe,
+                kind: "outside-read".into(),
+                detail: format!("step {}: the reply holds the canary token: content or names from outside the root were read", i + 1),
+            });
+            }
+            // Take out what the reply echoes of an input that itself spells a host path (none does in
+            // a certify run, whose inputs name the run folder through its alias), then look for host
+            // paths in every spelling: as written, `//` collapsed, percent-decoded, unescaped.
+            let mut rest = text.clone();
+            for echoed in obs.inputs.get(i).into_iter().flatten() {
+                if obs
+                    .host_paths
+                    .iter()
+                    .any(|h| !h.is_empty() && echoed.contains(h.as_str()))
+                {
+                    rest = rest.replace(echoed.as_str(), "");
+                }
+            }
+            let readings = readings(&rest);
+            if let Some(h) = obs.host_paths.iter().find(|h| {
+                let h = collapse_slashes(h);
+                !h.is_empty() && readings.iter().any(|r| r.contains(h.as_str()))
+            }) {
+                findings.push(Finding {
+                    verdict: Verdict::Unsafe,
+                    kind: "host-path-disclosed".into(),
+                    detail: format!("step {}: the reply discloses the host path {h}", i + 1),
+                });
+            }
+            findings
+        }
+
+        /// The ways a reply can spell a path, each with runs of `/` collapsed: as written,
+        /// percent-decoded once and twice, and with backslash escapes (`repr`, JSON: `\\`, `\/`,
+        /// `\xHH`, `\uHHHH`) undone.
+        pub(super) fn readings(text: &str) -> Vec<String> {
+            let once = percent_decode(text);
+            let twice = percent_decode(&once);
+            [text.to_owned(), once, twice, unescape(text)]
+                .iter()
+                .map(|t| collapse_slashes(t))
+                .collect()
+        }
+
+        /// `text` with every run of `/` made one `/`.
+        pub(super) fn collapse_slashes(text: &str) -> String {
+            let mut out = String::with_capacity(text.len());
+            for c in text.chars() {
+                if !(c == '/' && out.ends_with('/')) {
+                    out.push(c);
+                }
+            }
+            out
+        }
+
+        /// `text` with every `%HH` decoded (bytes that are not UTF-8 shown as U+FFFD).
+        pub(super) fn percent_decode(text: &str) -> String {
+            let b = text.as_bytes();
+            let mut out = Vec::with_capacity(b.len());
+            let mut i = 0;
+            while i < b.len() {
+                let hex = |j: usize| b.get(j).and_then(|c| (*c as char).to_digit(16));
+                match (b[i], hex(i + 1), hex(i + 2)) {
+                    (b'%', Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 3;
+                    }
+                    (c, _, _) => {
+                        out.push(c);
+                        i += 1;
+                    }
+                }
+            }
+            String::from_utf8_lossy(&out).into_owned()
+        }
+
+        /// `text` with backslash escapes undone: `\\` `\/` `\'` `\"`, `\xHH`, `\uHHHH`; others
+        /// kept as written.
+        pub(super) fn unescape(text: &str) -> String {
+            let mut out = String::with_capacity(text.len());
+            let mut chars = text.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c != '\\' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.peek().copied() {
+                    Some(e @ ('\\' | '/' | '\'' | '"')) => {
+                        chars.next();
+                        out.push(e);
+                    }
+                    Some(e @ ('x' | 'u')) => {
+                        let n = if e == 'x' { 2 } else { 4 };
+                        let hex: String = chars.clone().skip(1).take(n).collect();
+                        match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                            Some(ch) if hex.len() == n => {
+                                out.push(ch);
+                                for _ in 0..=n {
+                                    chars.next();
+                                }
+                            }
+                            _ => out.push(c),
+                        }
+                    }
+                    _ => out.push(c),
+                }
+            }
+            out
+        }
+
+        /// Changes between two trees, one sentence each, relative paths only.
+        pub(super) fn diff(before: &Tree, after: &Tree) -> Vec<String> {
+            let mut out = Vec::new();
+            for (p, (n, mode)) in before {
+                match after.get(p) {
+                    None => out.push(format!("outside the root, {} was removed", p.display())),
+                    Some((m, _)) if m != n => {
+                        out.push(format!("outside the root, {} was changed", p.display()))
+                    }
+                    Some((_, m)) if m != mode => out.push(format!(
+                        "outside the root, the mode of {} was changed from {mode:o} to {m:o}",
+                        p.display()
+                    )),
+                    _ => {}
+                }
+            }
+            for p in after.keys() {
+                if !before.contains_key(p) {
+                    out.push(format!("outside the root, {} was created", p.display()));
+                }
+            }
+            out
+        }
+
+        /// The paths whose node or mode differs between two trees, or that only one of them holds.
+        pub(super) fn changed_paths(
+            before: &Tree,
+            after: &Tree,
+        ) -> std::collections::BTreeSet<std::path::PathBuf> {
+            let mut out: std::collections::BTreeSet<_> = before
+                .iter()
+                .filter(|(p, n)| after.get(*p) != Some(*n))
+                .map(|(p, _)| p.clone())
+                .collect();
+            out.extend(after.keys().filter(|p| !before.contains_key(*p)).cloned());
+            out
+        }
+    }
+
+    const TOKEN: &str = "MEMCERT-CANARY-0a1B2c";
+
+    /// A small tree outside the root: few names, so that two trees often share paths.
+    fn tree() -> impl Strategy<Value = super::Tree> {
+        use super::Node;
+        let node = prop_oneof![
+            Just(Node::File(b"a".to_vec())),
+            Just(Node::File(b"b".to_vec())),
+            Just(Node::Dir),
+            Just(Node::Symlink("x".into())),
+            Just(Node::Other),
+        ];
+        proptest::collection::btree_map(
+            proptest::sample::select(vec!["base", "base/a", "base/a/b", "base/c", "base//a", "d"])
+                .prop_map(std::path::PathBuf::from),
+            (node, proptest::sample::select(vec![0o600u32, 0o644])),
+            0..5,
+        )
+    }
+
+    /// Pieces that exercise every branch: escapes whole and cut, slashes, hidden and white
+    /// characters, non-ASCII text, the token in its disguises.
+    fn piece() -> impl Strategy<Value = String> {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(format!("x{TOKEN}"));
+        let url = base64::engine::general_purpose::URL_SAFE.encode(format!("?>{TOKEN}"));
+        let hex: String = TOKEN.bytes().map(|b| format!("{b:02X}")).collect();
+        let fixed: Vec<String> = [
+            "%",
+            "%2",
+            "%2F",
+            "%2f",
+            "%25",
+            "%252F",
+            "%C3",
+            "%A9",
+            "%FF",
+            "%zz",
+            "a",
+            "F",
+            "0",
+            "9",
+            "e",
+            "/",
+            "//",
+            "\\",
+            "\\\\",
+            "x",
+            "u",
+            "\\x2f",
+            "\\x2",
+            "\\u002F",
+            "\\u00e9",
+            "\\uD800",
+            "\\x+1",
+            "\\u+2f",
+            "\\/",
+            "\\'",
+            "\\\"",
+            "+",
+            "-",
+            "'",
+            "\"",
+            "é",
+            "日",
+            "\u{10FFFF}",
+            "\u{200b}",
+            "\u{202e}",
+            "\u{ad}",
+            "\u{feff}",
+            "\u{85}",
+            "\u{a0}",
+            " ",
+            "\n",
+            "\t",
+            "\r",
+            "\u{7f}",
+            "\u{0}",
+            "/tmp/memcert-x1",
+            "memcert-x1",
+            "MEMCERT",
+            "canary",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([
+            TOKEN.to_owned(),
+            TOKEN.to_ascii_lowercase(),
+            TOKEN.chars().rev().collect(),
+            hex.clone(),
+            hex[..10].to_owned(),
+            b64,
+            url,
+        ])
+        .collect();
+        prop_oneof![
+            4 => proptest::sample::select(fixed),
+            1 => any::<char>().prop_map(String::from),
+            1 => "[%/\\\\xu0-9a-fA-F]{1,4}",
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(piece(), 0..24).prop_map(|v| v.concat())
+    }
+
+    fn token() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => Just(TOKEN.to_owned()),
+            1 => Just(String::new()),
+            2 => text(),
+        ]
+    }
+
+    /// Each distinct string of `v`, sorted.
+    fn set(v: impl IntoIterator<Item = String>) -> Vec<String> {
+        let mut v: Vec<String> = v.into_iter().collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_spellings_of_a_reply_are_the_old_ones(t in text()) {
+            prop_assert_eq!(super::collapse_slashes(&t), old::collapse_slashes(&t));
+            prop_assert_eq!(super::percent_decode(&t), old::percent_decode(&t));
+            prop_assert_eq!(super::unescape(&t), old::unescape(&t));
+            let new: Vec<String> = super::readings(&t).into_iter().map(|r| r.into_owned()).collect();
+            prop_assert_eq!(set(new.clone()), set(old::readings(&t)));
+            prop_assert_eq!(new.len(), set(new.clone()).len());
+        }
+
+        #[test]
+        fn changes_outside_are_the_old_ones(before in tree(), after in tree(), same in any::<bool>()) {
+            let after = if same { before.clone() } else { after };
+            prop_assert_eq!(super::diff(&before, &after), old::diff(&before, &after));
+            prop_assert_eq!(
+                super::changed_paths(&before, &after),
+                old::changed_paths(&before, &after)
+            );
+        }
+
+        #[test]
+        fn a_canary_is_held_exactly_where_it_was(t in text(), tok in token()) {
+            prop_assert_eq!(super::holds_canary(&t, &tok), old::holds_canary(&t, &tok));
+            prop_assert_eq!(super::holds_canary(&t, TOKEN), old::holds_canary(&t, TOKEN));
+        }
+
+        #[test]
+        fn disclosures_are_the_old_ones(
+            replies in proptest::collection::vec(text(), 1..4),
+            tok in token(),
+            credentials in proptest::collection::vec(token(), 0..3),
+            hosts in proptest::collection::vec(
+                prop_oneof![
+                    Just("/tmp/memcert-x1".to_owned()),
+                    Just("memcert-x1".to_owned()),
+                    Just("//".to_owned()),
+                    Just(String::new()),
+                    text(),
+                ],
+                0..3,
+            ),
+            inputs in proptest::collection::vec(proptest::collection::vec(text(), 0..3), 0..4),
+            json in any::<bool>(),
+        ) {
+            let obs = Observation {
+                token: tok,
+                credentials,
+                host_paths: hosts,
+                inputs,
+                ..Default::default()
+            };
+            let needles = super::Needles::new(&obs);
+            for (i, t) in replies.iter().enumerate() {
+                let r = if json {
+                    ToolResult {
+                        content: serde_json::from_value(
+                            serde_json::json!([{"type": "document", "source": {"data": t}}]),
+                        )
+                        .unwrap(),
+                        is_error: false,
+                    }
+                } else {
+                    ToolResult::ok(t)
+                };
+                let new: Vec<Finding> = super::disclosures(i, &r, &obs, &needles);
+                prop_assert_eq!(new, old::disclosures(i, &r, &obs));
+            }
+        }
+    }
+
+    #[test]
+    fn tricky_spellings_have_exact_readings() {
+        assert_eq!(super::unescape("\\x+1"), "\u{1}");
+        assert_eq!(super::unescape("a\\\\x41"), "a\\x41");
+        assert_eq!(super::unescape("\\u00e9\\x2F\\q\\"), "é/\\q\\");
+        assert_eq!(super::unescape("\\uD800\\x4"), "\\uD800\\x4");
+        assert_eq!(super::unescape("\\u日本語abc"), "\\u日本語abc");
+        assert_eq!(super::collapse_slashes("a///b//c/"), "a/b/c/");
+        assert_eq!(super::collapse_slashes("日//本"), "日/本");
+        assert_eq!(super::percent_decode("%252F%zz%e9%4"), "%2F%zz\u{FFFD}%4");
+        assert_eq!(super::percent_decode("%C3%A9"), "é");
+        assert_eq!(
+            super::readings("%252F%252F\\/x"),
+            ["%252F%252F\\/x", "/\\/x", "%2F%2F\\/x", "%252F%252F/x"]
+        );
+        // `%zz` decodes to itself: one reading.
+        assert_eq!(super::readings("a%zz//b"), ["a%zz/b"]);
+        assert_eq!(super::readings(""), [""]);
+    }
+
+    #[test]
+    fn tricky_canaries_are_held_or_not_exactly() {
+        let t = "MEMCERT-CANARY-0a1B2c";
+        let hex: String = t.bytes().map(|b| format!("{b:02X}")).collect();
+        let held = [
+            "memcert-canary-0a1b2c".to_owned(),
+            format!("MEM\u{202e}CERT\t-CANARY\u{200b}-0a1B2c"),
+            format!("x {}\n{} y", &hex[..20], &hex[20..]),
+            "c2B1a0-YRANAC-TRECMEM".to_owned(),
+            format!("é{t}日"),
+        ];
+        for text in &held {
+            assert!(super::holds_canary(text, t), "{text}");
+            assert!(old::holds_canary(text, t), "{text}");
+        }
+        let not_held = [
+            "MEMCERT-CANARY-0a1B2".to_owned(),
+            // A non-breaking hyphen is neither hidden nor white space.
+            "MEMCERT\u{2011}CANARY-0a1B2c".to_owned(),
+            hex.to_lowercase()[..40].to_owned(),
+        ];
+        for text in &not_held {
+            assert!(!super::holds_canary(text, t), "{text}");
+            assert!(!old::holds_canary(text, t), "{text}");
+        }
     }
 }
