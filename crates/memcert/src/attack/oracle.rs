@@ -158,7 +158,7 @@ impl Observation {
 }
 
 /// One reason for a verdict.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Finding {
     /// The verdict this finding alone gives.
     pub verdict: Verdict,
@@ -404,15 +404,15 @@ fn base64_needles(token: &[u8]) -> Vec<String> {
 }
 
 /// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
-/// the run folder's host path in any spelling ([`readings`]). Inputs name the run folder only
+/// the run folder's host path in any spelling ([`each_reading`]). Inputs name the run folder only
 /// through the sandbox's alias, so its real path in a reply is information the handler added
 /// (bug:B07); the alias and other input text are not disclosure.
 fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
     let mut findings = Vec::new();
     // Every byte of the answer counts, not only text blocks.
-    let text = match &r.content {
-        crate::protocol::Content::Text(t) => t.clone(),
-        other => serde_json::to_string(other).unwrap_or_default(),
+    let text: std::borrow::Cow<'_, str> = match &r.content {
+        crate::protocol::Content::Text(t) => t.into(),
+        other => serde_json::to_string(other).unwrap_or_default().into(),
     };
     if obs.credentials.iter().any(|t| holds_canary(&text, t)) {
         findings.push(Finding {
@@ -431,21 +431,25 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
     // Take out what the reply echoes of an input that itself spells a host path (none does in
     // a certify run, whose inputs name the run folder through its alias), then look for host
     // paths in every spelling: as written, `//` collapsed, percent-decoded, unescaped.
-    let mut rest = text.clone();
+    let mut rest = text;
     for echoed in obs.inputs.get(i).into_iter().flatten() {
         if obs
             .host_paths
             .iter()
             .any(|h| !h.is_empty() && echoed.contains(h.as_str()))
         {
-            rest = rest.replace(echoed.as_str(), "");
+            rest = rest.replace(echoed.as_str(), "").into();
         }
     }
-    let readings = readings(&rest);
-    if let Some(h) = obs.host_paths.iter().find(|h| {
-        let h = collapse_slashes(h);
-        !h.is_empty() && readings.iter().any(|r| r.contains(h.as_str()))
-    }) {
+    let hosts: Vec<String> = obs.host_paths.iter().map(|h| collapse_slashes(h)).collect();
+    let mut seen = vec![false; hosts.len()];
+    // One reading at a time: a reply of N bytes costs a few N here, not one N per reading.
+    each_reading(&rest, &mut |reading| {
+        for (h, seen) in hosts.iter().zip(seen.iter_mut()) {
+            *seen = *seen || (!h.is_empty() && reading.contains(h.as_str()));
+        }
+    });
+    if let Some((h, _)) = obs.host_paths.iter().zip(&seen).find(|(_, s)| **s) {
         findings.push(Finding {
             verdict: Verdict::Unsafe,
             kind: "host-path-disclosed".into(),
@@ -455,16 +459,19 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation) -> Vec<Finding> {
     findings
 }
 
-/// The ways a reply can spell a path, each with runs of `/` collapsed: as written,
+/// The ways a reply can spell a path, handed to `seen` one at a time (each freed before the
+/// next is made), each with runs of `/` collapsed: as written,
 /// percent-decoded once and twice, and with backslash escapes (`repr`, JSON: `\\`, `\/`,
 /// `\xHH`, `\uHHHH`) undone.
-fn readings(text: &str) -> Vec<String> {
+fn each_reading(text: &str, seen: &mut dyn FnMut(&str)) {
+    seen(&collapse_slashes(text));
     let once = percent_decode(text);
+    seen(&collapse_slashes(&once));
     let twice = percent_decode(&once);
-    [text.to_owned(), once, twice, unescape(text)]
-        .iter()
-        .map(|t| collapse_slashes(t))
-        .collect()
+    drop(once);
+    seen(&collapse_slashes(&twice));
+    drop(twice);
+    seen(&collapse_slashes(&unescape(text)));
 }
 
 /// `text` with every run of `/` made one `/`.
