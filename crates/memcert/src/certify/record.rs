@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{snapshots, Config};
@@ -48,7 +48,7 @@ pub const KEEP_BYTES: usize = 64 * 1024;
 /// What a record kept of a reply whose text is longer than [`KEEP_BYTES`]. The text is the
 /// string content, or for content blocks their JSON (`[{"type":"text",...}]`), whose strings are
 /// then cut in order until the kept ones fill [`KEEP_BYTES`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cut {
     /// The full text's length in bytes (UTF-8).
     pub bytes: usize,
@@ -224,6 +224,9 @@ pub struct CaseRecord {
     pub snapshot: Option<Snapshot>,
     /// How the answers compare with the baseline (`--baseline`).
     pub baseline: Option<Comparison>,
+    /// Whether a command of the case got no answer within the target's timeout (`--timeout`,
+    /// [`Observation::timed_out`]); listed in [`Summary::timed_out`]. Not in the JSON case.
+    pub timed_out: bool,
 }
 
 /// The JSON report's case: a [`CaseRecord`] without its snapshot, each step labelled.
@@ -630,6 +633,7 @@ pub fn record(
         duration_ms: started.elapsed().as_millis() as u64,
         snapshot,
         baseline,
+        timed_out: obs.timed_out,
     }
 }
 
@@ -659,6 +663,7 @@ pub fn deadline_record(case: &Case, cut: bool) -> CaseRecord {
         duration_ms: 0,
         snapshot: None,
         baseline: None,
+        timed_out: false,
     }
 }
 /// The bug class an answer over the read cap cites (`oracle::REPLY_TOO_LARGE`).
