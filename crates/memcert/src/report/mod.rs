@@ -446,3 +446,57 @@ mod write_tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "b");
     }
 }
+
+#[cfg(test)]
+mod spool_tests {
+    use super::{FileReport, Finish, Spooled};
+    use crate::certify::{Event, Reporter, Summary};
+    use crate::suite::verdict::Verdict;
+    use crate::text::Profile;
+
+    /// Each report lists the ids it got, one a line.
+    fn ids(path: std::path::PathBuf) -> FileReport {
+        FileReport::new(path, |_, cases| {
+            cases.iter().map(|c| format!("{}\n", c.id)).collect()
+        })
+    }
+
+    fn run(reporter: &mut dyn Reporter) {
+        let a = super::test_record("view/a", Verdict::Pass);
+        let b = super::test_record("create/b", Verdict::Fail);
+        let summary = Summary::of(
+            "t".into(),
+            &crate::certify::Config::default(),
+            [(a.id.as_str(), a.verdict), (b.id.as_str(), b.verdict)],
+        );
+        reporter.event(&Event::Started {
+            target: "t",
+            profile: Profile::Docs,
+            total: 2,
+        });
+        reporter.event(&Event::CaseFinished(&a));
+        reporter.event(&Event::CaseFinished(&b));
+        reporter.event(&Event::Finished(&summary));
+    }
+
+    #[test]
+    fn one_spool_hands_every_case_to_each_report_and_a_lone_report_spools_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p1, p2, p3) = (
+            dir.path().join("1"),
+            dir.path().join("2"),
+            dir.path().join("3"),
+        );
+        let (mut r1, mut r2) = (ids(p1.clone()), ids(p2.clone()));
+        let mut spooled = Spooled::new(vec![&mut r1 as &mut dyn Finish, &mut r2]);
+        run(&mut spooled);
+        assert!(spooled.error.is_none());
+        drop(spooled);
+        let mut alone = ids(p3.clone());
+        run(&mut alone);
+        for p in [p1, p2, p3] {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), "view/a\ncreate/b\n");
+        }
+        assert!(r1.error.is_none() && r2.error.is_none() && alone.error.is_none());
+    }
+}

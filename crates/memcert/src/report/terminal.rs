@@ -115,8 +115,15 @@ fn header(summary: &Summary) -> String {
         summary.jobs,
         summary.gate_line()
     ));
+    if let Some(line) = summary.timed_out_line(TIMED_OUT_IDS) {
+        s.push_str(&visible(&line));
+        s.push('\n');
+    }
     s
 }
+
+/// Ids of the cases that timed out listed in the header; the JSON report has them all.
+const TIMED_OUT_IDS: usize = 10;
 
 /// Steps of a cause's example shown; the JSON report has them all.
 const EXAMPLE_STEPS: usize = 3;
