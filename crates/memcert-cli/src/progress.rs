@@ -163,6 +163,7 @@ mod tests {
             duration_ms: 1,
             snapshot: None,
             baseline: None,
+            timed_out: false,
         }
     }
     use super::*;

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 
 use memcert::certify::{self, Completion, Fanout, Reporter};
 use memcert::exit;
-use memcert::report::{terminal::Terminal, FileReport};
+use memcert::report::{terminal::Terminal, FileReport, Finish, Spooled};
 use memcert::suite::verdict::Verdict;
 
 use crate::args::{GradeArgs, ReportArgs};
@@ -25,13 +25,20 @@ pub fn reported(
     let mut files = reports.files();
     let mut terminal = Terminal::new(std::io::stdout()).verbose(reports.verbose);
     let mut progress = Progress::new();
-    let summary = {
+    let (summary, spool_error) = {
         // Files first: they are written even if printing the terminal report is cut short.
-        let mut reporters: Vec<&mut dyn Reporter> = vec![&mut progress];
-        reporters.extend(files.iter_mut().map(|f| f as &mut dyn Reporter));
-        reporters.push(&mut terminal);
-        gated(&grade.gate(), &mut Fanout(reporters), run)?
+        // One spool keeps the finished cases for all of them.
+        let mut finished: Vec<&mut dyn Finish> =
+            files.iter_mut().map(|f| f as &mut dyn Finish).collect();
+        finished.push(&mut terminal);
+        let mut spooled = Spooled::new(finished);
+        let reporters: Vec<&mut dyn Reporter> = vec![&mut progress, &mut spooled];
+        let summary = gated(&grade.gate(), &mut Fanout(reporters), run)?;
+        (summary, spooled.error)
     };
+    if let Some(e) = spool_error {
+        bail!("cannot keep the finished cases for the reports in a temporary file: {e}");
+    }
     finish(&files, &summary)
 }
 

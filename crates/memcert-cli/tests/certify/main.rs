@@ -447,6 +447,51 @@ fn hanging_handler_is_error_and_the_run_goes_on() {
     );
 }
 
+// See: issue 15 ("the timeout tax"): the reports name the cases that hit --timeout.
+#[test]
+fn the_reports_name_the_cases_that_timed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let md = dir.path().join("r.md");
+    let py = python();
+    let out = memcert(&[
+        "certify",
+        "--python",
+        "fixtures/handlers/hang.py:HangingViewMemoryTool",
+        "--python-exe",
+        &py,
+        "--profile",
+        "python-sdk",
+        "--jobs",
+        "1",
+        "--timeout",
+        "2",
+        "--cases",
+        "view/missing",
+        "--cases",
+        "create/new-file",
+        "--cases",
+        "view/file/empty",
+        "--report-json",
+        json.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        report["summary"]["timed_out"],
+        serde_json::json!(["view/file/empty", "view/missing"])
+    );
+    assert_eq!(report["summary"]["timeout_ms"], 2000);
+    let line = "timed out (--timeout 2 s): 2 cases: view/file/empty, view/missing\n";
+    assert!(stdout.contains(line), "{stdout}");
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert!(markdown.contains(line), "{markdown}");
+}
+
 #[test]
 fn raw_handlers_that_print_garbage_or_exit_are_error() {
     for script in [

@@ -123,7 +123,7 @@ fn memory_flood_is_fail_b17_and_every_report_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let (code, stdout, report) = certify(dir.path(), "flood.py", &CASES[..4]);
     assert_eq!(code, Some(1), "{stdout}");
-    assert_eq!(report["schema_version"], 5);
+    assert_eq!(report["schema_version"], 6);
     assert_all_cut(&report, memcert::target::stdio::DEFAULT_MAX_REPLY_BYTES);
     assert_reports_valid(dir.path());
     assert!(

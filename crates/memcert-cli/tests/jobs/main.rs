@@ -381,8 +381,15 @@ fn sdk_args(profile: &str, py: &str, node: &str) -> Vec<String> {
     .map(str::to_owned)
     .collect();
     v.extend(
-        ["--profile", profile, "--exclude", "race/*", "--exclude", "hazard/huge-file/*"]
-            .map(str::to_owned),
+        [
+            "--profile",
+            profile,
+            "--exclude",
+            "race/*",
+            "--exclude",
+            "hazard/huge-file/*",
+        ]
+        .map(str::to_owned),
     );
     v
 }

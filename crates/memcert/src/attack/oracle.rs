@@ -177,7 +177,7 @@ impl Observation {
 }
 
 /// One reason for a verdict.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Finding {
     /// The verdict this finding alone gives.
     pub verdict: Verdict,
@@ -576,7 +576,8 @@ fn disclosures(i: usize, r: &ToolResult, obs: &Observation, needles: &Needles) -
     findings
 }
 
-/// The ways a reply can spell a path, each with runs of `/` collapsed: as written,
+/// The ways a reply can spell a path, handed to `seen` one at a time (each freed before the
+/// next is made), each with runs of `/` collapsed: as written,
 /// percent-decoded once and twice, and with backslash escapes (`repr`, JSON: `\\`, `\/`,
 /// `\xHH`, `\uHHHH`) undone; each distinct spelling once (1 to 4 of them).
 fn readings(text: &str) -> Vec<std::borrow::Cow<'_, str>> {

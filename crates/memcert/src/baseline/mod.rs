@@ -220,7 +220,7 @@ pub struct Snapshot {
 }
 
 /// How one case compares with the baseline.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "status", rename_all = "SCREAMING-KEBAB-CASE")]
 pub enum Comparison {
     /// The answers are the recorded ones.

@@ -20,6 +20,7 @@ mod pool;
 mod race;
 mod record;
 mod snapshots;
+mod spool;
 
 pub use black_box::{black_box_prelude, MAX_PRELUDE};
 pub use case::{
@@ -35,6 +36,7 @@ pub use record::{
     Completion, Cut, StepLabel, StepRecord, Summary, KEEP_BYTES,
 };
 pub use snapshots::{baseline_summary_of, listed_unchecked};
+pub use spool::{Records, Spool, MAX_LINE};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 

@@ -83,6 +83,9 @@ pub fn run_parallel(
     let mut merge = Merge::new(cases.len(), reporter);
     if let Some(rec) = &startup_record {
         merge.verdicts.push(rec.verdict);
+        if rec.timed_out {
+            merge.timed_out.push(rec.id.clone());
+        }
         merge.reporter.event(&Event::CaseFinished(rec));
     }
     let run = Shared {
@@ -110,6 +113,7 @@ pub fn run_parallel(
         verdicts,
         compared,
         ran,
+        timed_out,
         ..
     } = merge;
     let outcomes = startup_case
@@ -120,6 +124,8 @@ pub fn run_parallel(
     let mut summary = Summary::of(target.describe(), config, outcomes).stopped(stopped, planned);
     summary.containment = Some(target.containment());
     summary.jobs = 1 + helpers.len();
+    summary.timed_out = timed_out;
+    summary.timeout_ms = target.timeout().map(|t| t.as_millis() as u64);
     summary.retired = retired(&summary.unused);
     if let Snapshots::Compare(b) = &config.snapshots {
         summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));
@@ -241,6 +247,8 @@ struct Merge<'r> {
     verdicts: Vec<Verdict>,
     /// The baseline comparisons of the cases reported, in order.
     compared: Vec<(String, Comparison)>,
+    /// The ids of the cases reported that timed out ([`CaseRecord::timed_out`]), in order.
+    timed_out: Vec<String>,
     reporter: &'r mut dyn Reporter,
 }
 
@@ -253,6 +261,7 @@ impl<'r> Merge<'r> {
             ran: 0,
             verdicts: Vec::with_capacity(cases + 1),
             compared: Vec::new(),
+            timed_out: Vec::new(),
             reporter,
         }
     }
@@ -277,6 +286,9 @@ impl<'r> Merge<'r> {
         for rec in ready {
             self.ran += 1;
             self.verdicts.push(rec.verdict);
+            if rec.timed_out {
+                self.timed_out.push(rec.id.clone());
+            }
             if let Some(c) = &rec.baseline {
                 self.compared.push((rec.id.clone(), c.clone()));
             }

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{snapshots, Config};
@@ -48,7 +48,7 @@ pub const KEEP_BYTES: usize = 64 * 1024;
 /// What a record kept of a reply whose text is longer than [`KEEP_BYTES`]. The text is the
 /// string content, or for content blocks their JSON (`[{"type":"text",...}]`), whose strings are
 /// then cut in order until the kept ones fill [`KEEP_BYTES`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cut {
     /// The full text's length in bytes (UTF-8).
     pub bytes: usize,
@@ -224,6 +224,9 @@ pub struct CaseRecord {
     pub snapshot: Option<Snapshot>,
     /// How the answers compare with the baseline (`--baseline`).
     pub baseline: Option<Comparison>,
+    /// Whether a command of the case got no answer within the target's timeout (`--timeout`,
+    /// [`Observation::timed_out`]); listed in [`Summary::timed_out`]. Not in the JSON case.
+    pub timed_out: bool,
 }
 
 /// The JSON report's case: a [`CaseRecord`] without its snapshot, each step labelled.
@@ -383,6 +386,13 @@ pub struct Summary {
     /// ([`crate::certify::run`], app runs); `None` in runs built in code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub containment: Option<crate::contain::Containment>,
+    /// The ids of the cases a command of which got no answer within the target's time limit
+    /// ([`CaseRecord::timed_out`]), in run order; empty when none did.
+    pub timed_out: Vec<String>,
+    /// The target's time limit for one answer (`--timeout`), in milliseconds; `None` for a
+    /// target without one (the in-process reference) and in summaries built in code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// Whether a run ran every case it was to run (the JSON summary's `completion`).
@@ -472,6 +482,8 @@ impl Summary {
             jobs: 1,
             peak_memory_kib: None,
             containment: None,
+            timed_out: Vec::new(),
+            timeout_ms: None,
         };
         summary.gate(&Self::DEFAULT_FAIL_ON);
         summary
@@ -552,6 +564,32 @@ impl Summary {
         }
     }
 
+    /// The line every report gives the cases that timed out ([`Summary::timed_out`]), `None`
+    /// when none did: `timed out (--timeout 10 s): 3 cases: a, b, c`, the first `max` ids
+    /// listed and the number of the others after them (`, and 2 more`).
+    pub fn timed_out_line(&self, max: usize) -> Option<String> {
+        if self.timed_out.is_empty() {
+            return None;
+        }
+        let limit = self
+            .timeout_ms
+            .map(|ms| {
+                if ms % 1000 == 0 {
+                    format!(" (--timeout {} s)", ms / 1000)
+                } else {
+                    format!(" (--timeout {} ms)", ms)
+                }
+            })
+            .unwrap_or_default();
+        let n = self.timed_out.len();
+        let mut ids = self.timed_out[..n.min(max)].join(", ");
+        if n > max {
+            ids.push_str(&format!(", and {} more", n - max));
+        }
+        let cases = if n == 1 { "case" } else { "cases" };
+        Some(format!("timed out{limit}: {n} {cases}: {ids}"))
+    }
+
     /// Whether the run passes (exit status 0): certified, and no REGRESSION or STALE snapshot
     /// when compared with a baseline.
     pub fn passed(&self) -> bool {
@@ -630,6 +668,7 @@ pub fn record(
         duration_ms: started.elapsed().as_millis() as u64,
         snapshot,
         baseline,
+        timed_out: obs.timed_out,
     }
 }
 
@@ -659,6 +698,7 @@ pub fn deadline_record(case: &Case, cut: bool) -> CaseRecord {
         duration_ms: 0,
         snapshot: None,
         baseline: None,
+        timed_out: false,
     }
 }
 /// The bug class an answer over the read cap cites (`oracle::REPLY_TOO_LARGE`).
@@ -719,6 +759,26 @@ mod tests {
     }
 
     use crate::report::test_view_step as step;
+
+    #[test]
+    fn the_timed_out_line_names_the_limit_and_the_first_ids() {
+        let mut s = Summary::of("t".into(), &Config::default(), []);
+        assert_eq!(s.timed_out_line(2), None);
+        s.timed_out = vec!["a".into(), "b".into(), "c".into()];
+        s.timeout_ms = Some(10_000);
+        assert_eq!(
+            s.timed_out_line(3).as_deref(),
+            Some("timed out (--timeout 10 s): 3 cases: a, b, c")
+        );
+        s.timeout_ms = Some(1_500);
+        assert_eq!(
+            s.timed_out_line(2).as_deref(),
+            Some("timed out (--timeout 1500 ms): 3 cases: a, b, and 1 more")
+        );
+        s.timed_out.truncate(1);
+        s.timeout_ms = None;
+        assert_eq!(s.timed_out_line(2).as_deref(), Some("timed out: 1 case: a"));
+    }
 
     #[test]
     fn the_peak_memory_is_read_from_proc_status() {

@@ -196,6 +196,9 @@ fn head(summary: &Summary, causes: &[Cause], cases: &[CaseRecord]) -> String {
         summary.total,
         super::versions(),
     ));
+    if let Some(line) = summary.timed_out_line(10) {
+        s.push_str(&format!("{}\n\n", cell(&line)));
+    }
     if let Some(c) = &summary.containment {
         s.push_str(&format!("Containment: {}\n\n", span(&c.line())));
     }

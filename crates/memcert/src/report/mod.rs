@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 
-use crate::certify::CaseRecord;
+use crate::certify::{CaseRecord, Spool};
 use crate::suite::verdict::Verdict;
 
 /// The verdict columns of every per-category table, in report order.
@@ -173,13 +173,14 @@ fn folder_of(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// A reporter that keeps every case and writes one file, rendered by `render`, when the run
-/// finishes; the write error, if any, is kept for the caller.
+/// A reporter that writes one file, rendered by `render`, when the run finishes; the write
+/// error, if any, is kept for the caller. On its own it keeps the finished cases in a [`Spool`]
+/// of its own; under [`Spooled`], which keeps one for every report of a run, it keeps nothing.
 pub struct FileReport {
     path: std::path::PathBuf,
     render: Box<Render>,
-    cases: Vec<crate::certify::CaseRecord>,
-    /// The error of writing the file.
+    cases: Store,
+    /// The error of writing the file (or of keeping the cases for it).
     pub error: Option<io::Error>,
 }
 
@@ -198,7 +199,7 @@ impl FileReport {
         FileReport {
             path,
             render: Box::new(render),
-            cases: Vec::new(),
+            cases: Store::default(),
             error: None,
         }
     }
@@ -209,15 +210,123 @@ impl FileReport {
     }
 }
 
+impl Finish for FileReport {
+    fn finish(&mut self, summary: &crate::certify::Summary, cases: &[CaseRecord]) {
+        if let Err(e) = write_atomic(&self.path, &(self.render)(summary, cases)) {
+            self.error = Some(e);
+        }
+    }
+}
+
 impl crate::certify::Reporter for FileReport {
     fn event(&mut self, event: &crate::certify::Event<'_>) {
         use crate::certify::Event;
         match event {
             Event::Started { .. } => self.cases.clear(),
-            Event::CaseFinished(r) => self.cases.push((*r).clone()),
+            Event::CaseFinished(r) => self.cases.push(r),
+            Event::Finished(summary) => match self.cases.take() {
+                Ok(cases) => self.finish(summary, &cases),
+                Err(e) => self.error = Some(e),
+            },
+        }
+    }
+}
+
+/// A report made when the run finishes, from its summary and every case in run order
+/// ([`FileReport`], [`terminal::Terminal`]); [`Spooled`] hands the same cases to several.
+pub trait Finish {
+    /// Make the report of the finished run `summary` with its `cases`.
+    fn finish(&mut self, summary: &crate::certify::Summary, cases: &[CaseRecord]);
+}
+
+/// Where a reporter keeps the finished cases until the run ends: a [`Spool`] (an anonymous
+/// temporary file), or memory when no temporary file can be made. Errors of the spool are kept
+/// and returned by [`Store::take`].
+#[derive(Debug, Default)]
+enum Store {
+    /// Nothing kept yet: the spool is made by the first case.
+    #[default]
+    Empty,
+    /// The cases, in a spool.
+    Spool(Spool),
+    /// The cases in memory (the temp folder could not take the spool).
+    Memory(Vec<CaseRecord>),
+    /// Writing the spool failed.
+    Failed(io::Error),
+}
+
+impl Store {
+    fn clear(&mut self) {
+        *self = Store::Empty;
+    }
+
+    fn push(&mut self, r: &CaseRecord) {
+        if let Store::Empty = self {
+            *self = match Spool::new() {
+                Ok(s) => Store::Spool(s),
+                Err(_) => Store::Memory(Vec::new()),
+            };
+        }
+        match self {
+            Store::Spool(s) => {
+                if let Err(e) = s.push(r) {
+                    *self = Store::Failed(e);
+                }
+            }
+            Store::Memory(v) => v.push(r.clone()),
+            Store::Empty | Store::Failed(_) => {}
+        }
+    }
+
+    /// Every case kept, in order; the store is empty afterwards.
+    fn take(&mut self) -> io::Result<Vec<CaseRecord>> {
+        match std::mem::take(self) {
+            Store::Empty => Ok(Vec::new()),
+            Store::Spool(mut s) => s.load(),
+            Store::Memory(v) => Ok(v),
+            Store::Failed(e) => Err(e),
+        }
+    }
+}
+
+/// One spool for every report of a run: each finished case is written once to an anonymous
+/// temporary file ([`Spool`]), and when the run finishes the cases are read back once and
+/// handed to each report in turn ([`Finish`]), in the order given. Nothing else is kept while
+/// the cases run. When the spool cannot be written the error goes to every [`FileReport`]
+/// (`error`), and the other reports get no cases.
+pub struct Spooled<'a> {
+    cases: Store,
+    /// The reports made when the run finishes, in order.
+    pub reports: Vec<&'a mut dyn Finish>,
+    /// The error of keeping or reading back the cases, if any (the reports were then made with
+    /// none).
+    pub error: Option<io::Error>,
+}
+
+impl<'a> Spooled<'a> {
+    /// A spool for `reports`.
+    pub fn new(reports: Vec<&'a mut dyn Finish>) -> Self {
+        Spooled {
+            cases: Store::default(),
+            reports,
+            error: None,
+        }
+    }
+}
+
+impl crate::certify::Reporter for Spooled<'_> {
+    fn event(&mut self, event: &crate::certify::Event<'_>) {
+        use crate::certify::Event;
+        match event {
+            Event::Started { .. } => self.cases.clear(),
+            Event::CaseFinished(r) => self.cases.push(r),
             Event::Finished(summary) => {
-                if let Err(e) = write_atomic(&self.path, &(self.render)(summary, &self.cases)) {
+                let cases = self.cases.take().unwrap_or_else(|e| {
                     self.error = Some(e);
+                    Vec::new()
+                });
+                for r in self.reports.iter_mut() {
+                    r.finish(summary, &cases);
                 }
             }
         }
@@ -245,6 +354,7 @@ pub(crate) fn test_record(
         duration_ms: 1,
         snapshot: None,
         baseline: None,
+        timed_out: false,
     }
 }
 
@@ -334,5 +444,59 @@ mod write_tests {
         super::write_atomic(&p, "b").unwrap();
         assert_eq!(mode(&p), 0o640);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "b");
+    }
+}
+
+#[cfg(test)]
+mod spool_tests {
+    use super::{FileReport, Finish, Spooled};
+    use crate::certify::{Event, Reporter, Summary};
+    use crate::suite::verdict::Verdict;
+    use crate::text::Profile;
+
+    /// Each report lists the ids it got, one a line.
+    fn ids(path: std::path::PathBuf) -> FileReport {
+        FileReport::new(path, |_, cases| {
+            cases.iter().map(|c| format!("{}\n", c.id)).collect()
+        })
+    }
+
+    fn run(reporter: &mut dyn Reporter) {
+        let a = super::test_record("view/a", Verdict::Pass);
+        let b = super::test_record("create/b", Verdict::Fail);
+        let summary = Summary::of(
+            "t".into(),
+            &crate::certify::Config::default(),
+            [(a.id.as_str(), a.verdict), (b.id.as_str(), b.verdict)],
+        );
+        reporter.event(&Event::Started {
+            target: "t",
+            profile: Profile::Docs,
+            total: 2,
+        });
+        reporter.event(&Event::CaseFinished(&a));
+        reporter.event(&Event::CaseFinished(&b));
+        reporter.event(&Event::Finished(&summary));
+    }
+
+    #[test]
+    fn one_spool_hands_every_case_to_each_report_and_a_lone_report_spools_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p1, p2, p3) = (
+            dir.path().join("1"),
+            dir.path().join("2"),
+            dir.path().join("3"),
+        );
+        let (mut r1, mut r2) = (ids(p1.clone()), ids(p2.clone()));
+        let mut spooled = Spooled::new(vec![&mut r1 as &mut dyn Finish, &mut r2]);
+        run(&mut spooled);
+        assert!(spooled.error.is_none());
+        drop(spooled);
+        let mut alone = ids(p3.clone());
+        run(&mut alone);
+        for p in [p1, p2, p3] {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), "view/a\ncreate/b\n");
+        }
+        assert!(r1.error.is_none() && r2.error.is_none() && alone.error.is_none());
     }
 }

@@ -45,14 +45,20 @@ impl<W: Write> Reporter for Terminal<W> {
             Event::Started { .. } => {}
             Event::CaseFinished(r) => self.cases.push((*r).clone()),
             Event::Finished(summary) => {
-                // Every field from the run is escaped where it is placed; this pass is the
-                // backstop for any that is not.
-                let text =
-                    super::escape::terminal_lines(&render_with(summary, &self.cases, self.verbose));
-                let _ = self.out.write_all(text.as_bytes());
-                let _ = self.out.flush();
+                let cases = std::mem::take(&mut self.cases);
+                super::Finish::finish(self, summary, &cases);
             }
         }
+    }
+}
+
+impl<W: Write> super::Finish for Terminal<W> {
+    fn finish(&mut self, summary: &Summary, cases: &[CaseRecord]) {
+        // Every field from the run is escaped where it is placed; this pass is the backstop
+        // for any that is not.
+        let text = super::escape::terminal_lines(&render_with(summary, cases, self.verbose));
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
     }
 }
 
@@ -109,8 +115,15 @@ fn header(summary: &Summary) -> String {
         summary.jobs,
         summary.gate_line()
     ));
+    if let Some(line) = summary.timed_out_line(TIMED_OUT_IDS) {
+        s.push_str(&visible(&line));
+        s.push('\n');
+    }
     s
 }
+
+/// Ids of the cases that timed out listed in the header; the JSON report has them all.
+const TIMED_OUT_IDS: usize = 10;
 
 /// Steps of a cause's example shown; the JSON report has them all.
 const EXAMPLE_STEPS: usize = 3;

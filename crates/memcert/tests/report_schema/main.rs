@@ -204,7 +204,7 @@ fn the_validator_catches_a_wrong_shape() {
             "/causes/0: missing \"excused\"",
             "/causes/0: missing \"ids\"",
             "/causes/0: missing \"example\"",
-            "/schema_version: 1 is not 5",
+            "/schema_version: 1 is not 6",
             "/summary: missing \"total\"",
         ]
     );
