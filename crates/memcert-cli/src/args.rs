@@ -354,27 +354,44 @@ impl HandlerArgs {
 
     /// Up to `jobs` handlers ([`HandlerArgs::start`]) for a parallel run
     /// (`certify::run_parallel`): each its own process (or in-process instance) with its own
-    /// scratch folders and containment. They start one after another on this thread: a
-    /// contained handler dies with the thread that started it (`PR_SET_PDEATHSIG`,
-    /// `memcert::contain`), and this thread outlives the run. The first error is the error; a
-    /// partial containment is said once.
+    /// scratch folders and containment. They start on this thread: a contained handler dies
+    /// with the thread that started it (`PR_SET_PDEATHSIG`, `memcert::contain`), and this
+    /// thread outlives the run. The helpers' processes are spawned first, then the first
+    /// handler is started and each helper greeted in turn, so that their start-up (an
+    /// interpreter importing an SDK: some 2-3 s for the Python SDK here) overlaps. The first
+    /// error is the error; a partial containment is said once.
     ///
     /// Fewer handlers, each with one warning line: only the first when it runs without a PID
     /// namespace of its own (`memcert::contain::Containment::shares_process_tree`: stopping
     /// one would kill the others); a helper whose containment differs from the first's is shut
     /// down and not used (the report gives the first's containment as every handler's).
     pub fn start_pool(&self, profile: Profile, stop: &Stop, jobs: usize) -> Result<Vec<Started>> {
+        // Every helper's process is started before the first is greeted, so that handlers that
+        // load slowly (an interpreter importing its SDK) load at the same time; each is then
+        // greeted in turn.
+        let mut spawned = Vec::new();
+        if jobs > 1 {
+            for _ in 1..jobs {
+                spawned.push(self.launch(profile, stop, false)?);
+            }
+        }
         let first = self.start(profile, stop)?;
         let contained = first.target.containment();
         let mut pool = vec![first];
         if jobs > 1 && contained.shares_process_tree() {
+            for mut s in spawned {
+                s.target.shutdown();
+            }
             crate::reporting::warn(&format!(
                 "--jobs {jobs}: running one handler at a time: without a PID namespace per handler memcert cannot tell their processes apart"
             ));
             return Ok(pool);
         }
-        for _ in 1..jobs {
-            let mut helper = self.start_quiet(profile, stop)?;
+        let enabled = self.policy().enabled;
+        for mut helper in spawned {
+            helper
+                .finish_start(enabled)
+                .map_err(|e| anyhow::Error::new(e))?;
             if let Some(diff) = contained.difference(&helper.target.containment()) {
                 crate::reporting::warn(&format!(
                     "--jobs {jobs}: a handler whose containment differs from the first's is not used ({diff})"
@@ -388,8 +405,19 @@ impl HandlerArgs {
     }
 
     fn start_quiet(&self, profile: Profile, stop: &Stop) -> Result<Started> {
+        self.launch(profile, stop, true)
+    }
+
+    /// The handler started ([`handler::start_contained`]), or only spawned when not `greet`
+    /// ([`handler::spawn_contained`]: hello comes with [`Started::finish_start`]).
+    fn launch(&self, profile: Profile, stop: &Stop, greet: bool) -> Result<Started> {
         let timeout = seconds("--timeout", self.timeout)?;
-        handler::start_contained(
+        let how = if greet {
+            handler::start_contained
+        } else {
+            handler::spawn_contained
+        };
+        how(
             &self.spec(profile),
             timeout,
             stop,

@@ -1,4 +1,6 @@
-//! `--jobs`: a run on several handlers at once gives the reports of a run on one. The JSON
+//! `--jobs` and `--reset`: a run on several handlers at once gives the reports of a run on one,
+//! and a run whose sandboxes are reset by undo gives the reports of a run that lays out a fresh
+//! sandbox per case (issue 15). The JSON
 //! report of `--jobs 1` and of `--jobs 2` are equal once what no two runs share is taken out
 //! ([`comparable`]): the timing fields, the random names of a run's temp folders and canary
 //! token, and the summary's `jobs` (asserted apart: the handlers used). Race cases leak by chance, so they are compared as the set of their verdicts.
@@ -207,7 +209,7 @@ fn without_timing(v: &Value) -> Value {
 
 /// What two runs of one handler must share: the report [`without_timing`], its race cases
 /// (`race/...`) taken out of `cases` and kept as the set of their verdicts under
-/// `race_verdicts`.
+/// `race_verdicts`, and of each batch case (`batch/...`) its verdict alone.
 fn comparable(report: &Value) -> Value {
     let mut r = without_timing(report);
     let cases = r["cases"].as_array().cloned().unwrap_or_default();
@@ -217,6 +219,18 @@ fn comparable(report: &Value) -> Value {
     let verdicts: BTreeSet<String> = races
         .iter()
         .map(|c| c["verdict"].as_str().unwrap_or("").to_owned())
+        .collect();
+    // A batch runs its commands at once in some handlers (the TypeScript SDK's inserts race:
+    // which lost update survives is timing): the verdict is compared, not what it says.
+    let others = others
+        .into_iter()
+        .map(|c| {
+            if c["id"].as_str().unwrap_or("").starts_with("batch/") {
+                serde_json::json!({"id": c["id"], "verdict": c["verdict"]})
+            } else {
+                c
+            }
+        })
         .collect();
     r["cases"] = Value::Array(others);
     r["race_verdicts"] = serde_json::json!(verdicts);
@@ -313,52 +327,6 @@ fn the_reference_gives_the_same_reports_with_one_or_two_jobs() {
     );
 }
 
-#[test]
-fn the_pinned_python_sdk_gives_the_same_reports_with_one_or_two_jobs() {
-    let py = python();
-    let one = same_with_jobs(
-        "2",
-        &[
-            "--python",
-            PYTHON_SDK_HANDLER,
-            "--profile",
-            "python-sdk",
-            "--python-exe",
-            &py,
-            "--exclude",
-            "race/*",
-            "--exclude",
-            "hazard/huge-file/*",
-        ],
-    );
-    assert_eq!(one["summary"]["certified"], false);
-}
-
-#[test]
-fn flawed_fixtures_give_the_same_reports_with_one_or_two_jobs() {
-    let py = python();
-    for spec in [
-        "fixtures/handlers/flawed/naive_join.py:NaiveJoinMemoryTool",
-        "fixtures/handlers/flawed/percent_u.py:PercentUMemoryTool",
-    ] {
-        let one = same_with_jobs(
-            "2",
-            &[
-                "--python",
-                spec,
-                "--python-exe",
-                &py,
-                "--exclude",
-                "race/*",
-                "--exclude",
-                "hazard/huge-file/*",
-            ],
-        );
-        assert_eq!(one["summary"]["certified"], false, "{spec}");
-        assert_eq!(one["summary"]["counts"]["ERROR"], 0, "{spec}");
-    }
-}
-
 // See: issue 15 ("reset by undo"). Each level: a fresh sandbox per case and reset by undo on
 // one job give the same reports, and so do one job and two, both reset by undo.
 #[test]
@@ -407,12 +375,36 @@ fn the_pinned_sdks_give_the_same_reports_fresh_on_one_job_or_undone_on_two() {
     }
 }
 
+/// The flawed fixtures whose flaw is in what they leave on disk or how they reach it (links,
+/// hard links, temp files, deletes, writes in place, the store root): the ones
+/// [`flawed_fixtures_give_the_same_reports_fresh_on_one_job_or_undone_on_two`] runs in CI.
+/// `MEMCERT_EVERY_FIXTURE=1` runs all 33 (about 16 s each in a debug build).
+const STATEFUL_FIXTURES: [&str; 6] = [
+    "create_in_place.py",
+    "follows_links.py",
+    "hardlink_insert.py",
+    "naive_join.py",
+    "root_alias_delete.py",
+    "transient_temp.py",
+];
+
 #[test]
-fn every_flawed_fixture_gives_the_same_reports_fresh_on_one_job_or_undone_on_two() {
+fn flawed_fixtures_give_the_same_reports_fresh_on_one_job_or_undone_on_two() {
     let py = python();
     let fixtures = flawed_fixtures();
     assert_eq!(fixtures.len(), 33, "{fixtures:?}");
-    for spec in &fixtures {
+    let every = std::env::var_os("MEMCERT_EVERY_FIXTURE").is_some_and(|v| v == "1");
+    let chosen: Vec<&String> = fixtures
+        .iter()
+        .filter(|f| {
+            every
+                || STATEFUL_FIXTURES
+                    .iter()
+                    .any(|s| f.contains(&format!("/{s}:")))
+        })
+        .collect();
+    assert_eq!(chosen.len(), if every { 33 } else { 6 }, "{chosen:?}");
+    for spec in chosen {
         let args = [
             "--python",
             spec,

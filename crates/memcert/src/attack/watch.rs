@@ -16,14 +16,19 @@
 //! - On every outside regular file's inode: reads and writes, whatever name they went through
 //!   (`IN_ACCESS`, `IN_MODIFY`). Opens are not recorded, but on the decoy credentials (a careful handler may open an in-store
 //!   hard link, see its link count and refuse), nor attribute changes of files (removing or
-//!   renaming an in-store hard link changes the outside inode's link count).
+//!   renaming an in-store hard link changes the outside inode's link count): those are
+//!   watched only to tell [`Session::close_window`] that the outside may have changed.
 //!
 //! # The window
 //! [`Session::start`] adds the watches after the oracle's "before" walk and drops what the
 //! queue held; [`Session::finish`] makes and removes a file of a random name in the run folder
 //! (the end marker) after the last answer and reads the queue up to its creation: memcert's own walks (the
 //! oracle's before and after, the checks) fall outside the window and are never recorded. The
-//! watches are removed then. One inotify instance per thread is made once and reused by every
+//! watches are removed then; a sandbox reset by undo (`certify::lane`) keeps them, and opens
+//! a new window per case ([`Session::reopen`], [`Session::close_window`]), which also says
+//! whether anything may have changed the outside (the runner then lays out a new sandbox).
+//! inotify does not see writes through a shared `mmap`: the oracle's walk of the outside after
+//! each case does. One inotify instance per thread is made once and reused by every
 //! case ([`Session::start`]): making one per case is slow.
 //!
 //! # Guarantees
@@ -192,6 +197,9 @@ struct Watched {
 #[derive(Debug)]
 pub struct Session {
     wds: BTreeMap<i32, Watched>,
+    /// The names of the end markers this session made lately (their removal is queued after
+    /// their window): only these are not changes ([`Session::close_window`]).
+    markers: RefCell<std::collections::VecDeque<std::ffi::OsString>>,
     /// The store root relative to the run folder: events at or under it are dropped.
     root: PathBuf,
 }
@@ -235,6 +243,7 @@ impl Session {
             let (tops, root) = sandbox.outside_handles();
             let mut s = Session {
                 wds: BTreeMap::new(),
+                markers: RefCell::default(),
                 root,
             };
             for (label, dir) in tops {
@@ -422,21 +431,24 @@ impl Session {
             return false;
         }
         if watched.label.as_os_str().is_empty()
-            && name.as_bytes().starts_with(MARKER_PREFIX.as_bytes())
+            && self.markers.borrow().iter().any(|m| m.as_os_str() == name)
         {
             return false;
         }
-        flags.intersects(
-            ReadFlags::MODIFY
-                | ReadFlags::ATTRIB
-                | ReadFlags::CREATE
-                | ReadFlags::DELETE
-                | ReadFlags::DELETE_SELF
-                | ReadFlags::MOVED_FROM
-                | ReadFlags::MOVED_TO
-                | ReadFlags::MOVE_SELF
-                | ReadFlags::UNMOUNT,
-        )
+        // A watch the kernel dropped (its file or folder removed, or gone with its file
+        // system) no longer sees anything: as much a change as what removed it.
+        flags.intersects(ReadFlags::IGNORED)
+            || flags.intersects(
+                ReadFlags::MODIFY
+                    | ReadFlags::ATTRIB
+                    | ReadFlags::CREATE
+                    | ReadFlags::DELETE
+                    | ReadFlags::DELETE_SELF
+                    | ReadFlags::MOVED_FROM
+                    | ReadFlags::MOVED_TO
+                    | ReadFlags::MOVE_SELF
+                    | ReadFlags::UNMOUNT,
+            )
     }
 
     /// Remove every watch of this session, without reading the queue.
@@ -461,6 +473,13 @@ impl Session {
     ) -> Result<Vec<Touch>, String> {
         let (tops, _) = sandbox.outside_handles();
         let marker = format!("{MARKER_PREFIX}{:016x}", fastrand::u64(..));
+        {
+            let mut markers = self.markers.borrow_mut();
+            if markers.len() >= 4 {
+                markers.pop_front();
+            }
+            markers.push_back(marker.clone().into());
+        }
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW;
         let run = tops.first().map(|(_, d)| *d);
         let marked = run.is_some_and(|run| {

@@ -181,8 +181,7 @@ fn run_prepared(
         obs.skipped = Some(why);
         return record(case, &[], obs, config, Vec::new(), started);
     }
-    let decoys = target.decoys();
-    let lease = match lane.lease(&parent, setup, &decoys, |s| sandbox_for(target, s)) {
+    let lease = match lane.lease(&parent, setup, &target.decoys(), |s| sandbox_for(target, s)) {
         Ok(l) => l,
         Err(e) if mknod_refused(case, &e).is_some() => {
             obs.skipped = mknod_refused(case, &e);
@@ -203,24 +202,21 @@ fn run_prepared(
     let inputs = case_inputs(case, sandbox);
     obs.inputs = inputs.iter().map(strings_of).collect();
     let mut watched_before = Vec::new();
-    // A kept sandbox's watches see the reset too: when nothing changed the outside, the
-    // "before" is the template, not walked again (certify::lane).
+    // A kept sandbox's watches see the reset too: when nothing may have changed the outside,
+    // the "before" is the template, not walked again (certify::lane). Any such event keeps
+    // the sandbox from the next case (`quiet`).
     let kept_watch = lease.watch().filter(|w| w.reopen() == Ok(false));
+    let mut quiet = kept_watch.is_some();
     let reset_started = Instant::now();
     let reset = target.reset(sandbox.base(), sandbox.root());
     let took = reset_started.elapsed();
-    let unchanged =
-        |w: &crate::attack::watch::Session| matches!(w.close_window(sandbox), Ok((_, false)));
-    match (kept_watch, lease.known_outside()) {
-        (Some(w), Some(template)) if unchanged(w) => {
-            obs.before_known(sandbox, template.clone());
-        }
+    let reset_quiet = kept_watch.is_some_and(|w| matches!(w.close_window(sandbox), Ok((_, false))));
+    quiet &= reset_quiet;
+    match lease.known_outside() {
+        Some(template) if reset_quiet => obs.before_known(sandbox, template.clone()),
         _ => obs.before_unchecked(sandbox),
     }
     obs.startup_made = startup.made.clone();
-    let mut watch_ok = false;
-    // The "after" when the watch saw no change in the case's window: the "before".
-    let mut after_known = None;
     match reset {
         Ok(()) => {
             // Taken after the reset, which may (re)start the handler: what a start-up writes to
@@ -233,39 +229,44 @@ fn run_prepared(
             }
             // The outside is watched from here to the last answer (attack::watch): memcert's
             // own walks before and after are not in the window. A kept sandbox keeps its
-            // watches (certify::lane): a window is opened on them, and what changed the
-            // outside since the "before" makes the "after" a walk.
+            // watches (certify::lane): a window is opened on them, unless the reset gave the
+            // handler other decoys (a restart), which a session of the case's own watches.
+            let decoys = target.decoys();
             let window = match kept_watch {
-                Some(kept) => match kept.reopen() {
-                    Ok(changed) => Some(Window::Kept(kept, !changed)),
-                    Err(_) => None,
+                Some(kept) if Lane::same_decoys(&lease, &decoys) => match kept.reopen() {
+                    Ok(changed) => {
+                        quiet &= !changed;
+                        Some(Ok(Window::Kept(kept)))
+                    }
+                    Err(why) => Some(Err(why)),
                 },
-                None if lease.is_kept() => None,
-                None => crate::attack::watch::Session::start(sandbox, &decoys).map(Window::Own),
+                _ => {
+                    quiet = false;
+                    crate::attack::watch::Session::start(sandbox, &decoys)
+                        .map(|w| Ok(Window::Own(w)))
+                }
             };
             send_turns(case, &inputs, sandbox, target, config, &mut obs);
             let touched = match window {
-                Some(Window::Kept(w, quiet)) => {
-                    Some(w.close_window(sandbox).map(|(t, changed)| {
-                        if quiet && !changed {
-                            after_known = Some(obs.outside_before.clone());
-                        }
-                        t
-                    }))
-                }
-                Some(Window::Own(w)) => Some(w.finish(sandbox)),
+                Some(Ok(Window::Kept(w))) => Some(w.close_window(sandbox).map(|(t, changed)| {
+                    quiet &= !changed;
+                    t
+                })),
+                Some(Ok(Window::Own(w))) => Some(w.finish(sandbox)),
+                Some(Err(why)) => Some(Err(why)),
                 None => None,
             };
             match touched {
-                Some(Ok(touched)) => {
-                    obs.touched = touched;
-                    watch_ok = true;
+                Some(Ok(touched)) => obs.touched = touched,
+                Some(Err(why)) => {
+                    quiet = false;
+                    obs.watch_failed = Some(why);
                 }
-                Some(Err(why)) => obs.watch_failed = Some(why),
                 None => {}
             }
         }
         Err(e) => {
+            quiet = false;
             obs.outside_before = pre_reset;
             match refusal(case, &e, took, target, startup) {
                 Some(why) => obs.refused_at_start = Some(why),
@@ -277,18 +278,16 @@ fn run_prepared(
             }
         }
     }
-    obs.after_known(sandbox, case, after_known);
-    // A kept sandbox whose watch did not work this case is laid out anew.
-    lane.give_back(lease, &obs.outside_after, watch_ok);
+    // The "after" is always walked: inotify does not see writes through a shared mmap.
+    obs.after_unchecked(sandbox, case);
+    lane.give_back(lease, &obs.outside_after, quiet);
     observe_watched(&mut obs, &watched(target, config), watched_before);
     record(case, &inputs, obs, config, Vec::new(), started)
 }
 
 /// The watch of one case: a window on a kept sandbox's watches, or a session of its own.
 enum Window<'a> {
-    /// The kept watches, and whether nothing changed the outside between the "before" and
-    /// the window's opening.
-    Kept(&'a crate::attack::watch::Session, bool),
+    Kept(&'a crate::attack::watch::Session),
     Own(crate::attack::watch::Session),
 }
 

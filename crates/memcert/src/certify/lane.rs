@@ -6,23 +6,28 @@
 //! inotify watches ([`crate::attack::watch::Session`], whose folders and files stay the same
 //! inodes). Before a case it is undone: the store is emptied ([`Sandbox::clear_store_unchecked`])
 //! and the case's setup planted. The outside needs no undo: the sandbox is kept only when the
-//! case left the outside exactly as the template has it (the oracle's "after" walk compared
-//! with it, every file's bytes and every mode), and the watch record showed no change.
+//! case left the outside exactly as the template has it (the oracle's "after" walk, made after
+//! every case, compared with it: every file's bytes and every mode) and the watches saw no
+//! event that may have changed the outside, from the reset to the next case's undo. The
+//! "before" walk is skipped when the watches saw nothing during the reset: the "before" is then
+//! the template.
 //!
 //! # When a fresh layout is made instead
 //! - `--reset fresh` ([`Reset::Fresh`]), or the first case of a lane;
-//! - the last case changed anything outside the store, its watch failed or overflowed, or the
-//!   undo itself failed;
+//! - the last case changed anything outside the store, or its watches saw an event that may
+//!   have (even one a walk cannot see: a folder replaced by an equal copy), or after its last
+//!   answer; its watch failed or overflowed; or the undo itself failed;
 //! - the case plants a file outside the store ([`Fs::HardLinkOutside`]: the outside would
 //!   differ from the template and the new file would not be watched): it runs in a sandbox of
 //!   its own, and the kept one is dropped;
 //! - the target's scratch folder or decoy credentials changed (a restarted handler).
 //!
+//! In debug builds, after each undo the whole sandbox is walked and compared with the template
+//! (`debug_assert_eq!`): a self-check of the undo, which panics in a debug build only.
+//!
 //! # Guarantees
 //! - A case sees the sandbox a fresh layout with its setup gives, with the same canary token
-//!   and folder names as the cases before it on this lane. In debug builds the runner asserts
-//!   it: after each undo the whole sandbox (outside and store) is walked and compared with the
-//!   template (`debug_assert_eq!`).
+//!   and folder names as the cases before it on this lane.
 //! - Everything goes through the sandbox's handles ([`crate::attack::sandbox`]).
 //!
 //! # Non-guarantees
@@ -176,20 +181,22 @@ impl Lane {
             self.kept = None;
             return Ok(Lease::Fresh(make(setup)?));
         }
+        let ids = decoy_ids(decoys);
+        // Kept only when nothing changed the outside since the last case's window closed (a
+        // write after the last answer, memcert's undo unlinking a hard link the handler made)
+        // and the decoys are the ones watched; else a new layout, with new watches.
+        let quiet = |k: &Kept| {
+            k.watch
+                .as_ref()
+                .is_some_and(|(w, at)| *at == ids && w.reopen() == Ok(false))
+        };
         let mut kept = match self.kept.take() {
             Some(k) if k.parent == parent => match undo(k) {
-                Ok(k) => k,
-                Err(_) => new_kept(parent, &make)?,
+                Ok(k) if quiet(&k) => k,
+                _ => new_kept(parent, &make)?,
             },
             _ => new_kept(parent, &make)?,
         };
-        let ids = decoy_ids(decoys);
-        let stale = kept.watch.as_ref().is_some_and(|(_, at)| *at != ids);
-        if stale {
-            if let Some((w, _)) = kept.watch.take() {
-                w.end();
-            }
-        }
         if kept.watch.is_none() {
             kept.watch = Session::start(&kept.sandbox, decoys).map(|w| (w, ids));
         }
@@ -201,14 +208,29 @@ impl Lane {
     }
 
     /// Take back a case's sandbox: a kept one stays when the case left the outside as the
-    /// template has it (`outside_after`, the oracle's walk after the case) and its watch
-    /// worked (`watch_ok`); anything else is removed.
-    pub fn give_back(&mut self, lease: Lease, outside_after: &Tree, watch_ok: bool) {
+    /// template has it (`outside_after`, the oracle's walk after the case) and `quiet`: its
+    /// watch worked and saw nothing that may have changed the outside, in any window of the
+    /// case ([`Session::close_window`]: a folder replaced by an equal copy would leave the
+    /// watches on the old one). Anything else is removed.
+    pub fn give_back(&mut self, lease: Lease, outside_after: &Tree, quiet: bool) {
         if let Lease::Kept(k) = lease {
             let k = k.0;
-            if watch_ok && k.watch.is_some() && *outside_after == k.outside {
+            if quiet && k.watch.is_some() && *outside_after == k.outside {
                 self.kept = Some(k);
             }
+        }
+    }
+
+    /// The lease's decoys are still those its watches watch (`decoys`, taken again after the
+    /// reset, which may have restarted the handler with a new HOME).
+    pub fn same_decoys(lease: &Lease, decoys: &[(PathBuf, OwnedFd)]) -> bool {
+        match lease {
+            Lease::Kept(k) => {
+                k.0.watch
+                    .as_ref()
+                    .is_some_and(|(_, at)| *at == decoy_ids(decoys))
+            }
+            Lease::Fresh(_) => true,
         }
     }
 }

@@ -144,13 +144,55 @@ pub fn start_contained(
     max_reply_bytes: usize,
     policy: &Policy,
 ) -> Result<Started, HandlerError> {
+    launch(spec, timeout, stop, max_reply_bytes, policy, true)
+}
+
+/// [`start_contained`] without waiting for the handler: its process is started, and hello
+/// is exchanged by [`Started::finish_start`]. A pool of handlers that load slowly (an
+/// interpreter importing its SDK) loads in parallel: spawn every one, then finish each.
+///
+/// # Errors
+/// As [`start_contained`], but for what only hello shows ([`Started::finish_start`]).
+pub fn spawn_contained(
+    spec: &HandlerSpec,
+    timeout: Duration,
+    stop: &Stop,
+    max_reply_bytes: usize,
+    policy: &Policy,
+) -> Result<Started, HandlerError> {
+    launch(spec, timeout, stop, max_reply_bytes, policy, false)
+}
+
+impl Started {
+    /// Exchange hello with a handler [`spawn_contained`] started (nothing for one that is
+    /// ready).
+    ///
+    /// # Errors
+    /// As [`start_contained`]'s start-up errors, the handler's stderr and the sandbox hint
+    /// included.
+    pub fn finish_start(&mut self, contained: bool) -> Result<(), HandlerError> {
+        match self.target.finish_start() {
+            Ok(()) | Err(TargetError::Stopped(_)) => Ok(()),
+            Err(source) => Err(start_error(source, &self.target.stderr_tail(), contained)),
+        }
+    }
+}
+
+fn launch(
+    spec: &HandlerSpec,
+    timeout: Duration,
+    stop: &Stop,
+    max_reply_bytes: usize,
+    policy: &Policy,
+    greet: bool,
+) -> Result<Started, HandlerError> {
     let stdio = |cmd| {
         Stdio::new(cmd, timeout)
             .max_reply_bytes(max_reply_bytes)
             .stoppable(stop)
             .contained(policy.clone())
     };
-    let start_now = |s: Stdio| started(s, policy.enabled);
+    let start_now = |s: Stdio| started(s, policy.enabled, greet);
     let adapter_dir = crate::scratch::Scratch::new("memcert-adapter-")?;
     let target: Box<dyn Target + Send> = match spec {
         HandlerSpec::Python {
@@ -229,27 +271,38 @@ fn is_module_set(entry: &str) -> bool {
 /// Start an external handler now, so one that cannot start at all ends the run before it begins;
 /// one whose start a stop cut short is returned unstarted. `contained`: whether it runs in
 /// memcert's sandbox (a start-up error that looks like a refusal then gets [`crate::contain::SANDBOX_HINT`]).
-fn started(mut s: Stdio, contained: bool) -> Result<Stdio, HandlerError> {
-    if let Err(source) = s.start() {
+fn started(mut s: Stdio, contained: bool, greet: bool) -> Result<Stdio, HandlerError> {
+    let begun = if greet {
+        s.start().map(drop)
+    } else {
+        s.spawn()
+    };
+    if let Err(source) = begun {
         if matches!(source, TargetError::Stopped(_)) {
             return Ok(s);
         }
-        let tail = s.stderr_tail();
-        let tail = tail.trim();
-        // An exit already carries its stderr; other errors get it appended.
-        let stderr = if tail.is_empty() || matches!(source, TargetError::Exited { .. }) {
-            String::new()
-        } else {
-            tail.to_owned()
-        };
-        let denied = crate::contain::looks_denied(&tail)
-            || crate::contain::looks_denied(&format!("{source} {:?}", source));
-        let hint = (contained && denied).then_some(crate::contain::SANDBOX_HINT);
-        return Err(HandlerError::Start {
-            source,
-            stderr,
-            hint,
-        });
+        return Err(start_error(source, &s.stderr_tail(), contained));
     }
     Ok(s)
+}
+
+/// The error of a handler that could not start: `source`, the handler's stderr (`tail`)
+/// unless an exit carries it already, and the sandbox hint when it looks like the sandbox
+/// refused it.
+fn start_error(source: TargetError, tail: &str, contained: bool) -> HandlerError {
+    let tail = tail.trim();
+    // An exit already carries its stderr; other errors get it appended.
+    let stderr = if tail.is_empty() || matches!(source, TargetError::Exited { .. }) {
+        String::new()
+    } else {
+        tail.to_owned()
+    };
+    let denied = crate::contain::looks_denied(tail)
+        || crate::contain::looks_denied(&format!("{source} {:?}", source));
+    let hint = (contained && denied).then_some(crate::contain::SANDBOX_HINT);
+    HandlerError::Start {
+        source,
+        stderr,
+        hint,
+    }
 }

@@ -181,6 +181,15 @@ pub trait Target {
     /// Stop the handler (end of run).
     fn shutdown(&mut self) {}
 
+    /// Finish a start that was begun without waiting for the handler (a process spawned but not
+    /// yet greeted: `setup::handler::spawn_contained`); nothing for a target that is ready.
+    ///
+    /// # Errors
+    /// As the start itself: the handler refused hello, exited, or did not answer in time.
+    fn finish_start(&mut self) -> Result<(), TargetError> {
+        Ok(())
+    }
+
     /// End every wait for the handler when `stop` fires ([`TargetError::Stopped`]); called by
     /// the runner before the first case. A target that never waits ignores it.
     fn set_stop(&mut self, _stop: &crate::stop::Stop) {}

@@ -73,6 +73,8 @@ struct Proc {
 
 /// A handler process speaking stdio protocol v1.
 pub struct Stdio {
+    /// The running process said hello ([`Stdio::greet`]).
+    greeted: bool,
     program: OsString,
     /// The working folder `command` named, if any (`None`: memcert's own).
     cwd: Option<std::path::PathBuf>,
@@ -170,6 +172,7 @@ impl Stdio {
             runtime: String::new(),
             next_id: 0,
             batch: false,
+            greeted: false,
             run_stop: Stop::never(),
             max_reply: DEFAULT_MAX_REPLY_BYTES,
             cell: Cell::new().ok(),
@@ -216,6 +219,17 @@ impl Stdio {
     /// # Errors
     /// [`TargetError::Spawn`] if it cannot start, [`TargetError::Protocol`] if hello is refused.
     pub fn start(&mut self) -> Result<String, TargetError> {
+        self.spawn()?;
+        self.greet()
+    }
+
+    /// The first half of [`Stdio::start`]: start the process, without waiting for it. A
+    /// handler that loads slowly (an interpreter importing its SDK) loads while memcert starts
+    /// others; [`Stdio::greet`] (or [`Target::finish_start`]) exchanges hello.
+    ///
+    /// # Errors
+    /// [`TargetError::Spawn`] if it cannot start.
+    pub fn spawn(&mut self) -> Result<(), TargetError> {
         self.stop();
         if let Some(why) = self.run_stop.reason() {
             return Err(TargetError::Stopped(why));
@@ -278,6 +292,17 @@ impl Stdio {
                 }
             }
         });
+        self.greeted = false;
+        Ok(())
+    }
+
+    /// The second half of [`Stdio::start`]: exchange hello with the process [`Stdio::spawn`]
+    /// started; returns the handler's name.
+    ///
+    /// # Errors
+    /// [`TargetError::Protocol`] if hello is refused, or any error of the exchange (the
+    /// process is then stopped).
+    pub fn greet(&mut self) -> Result<String, TargetError> {
         let answer = self.request(&json!({"op": "hello", "protocol": PROTOCOL}), START_TIMEOUT)?;
         if answer.get("ok") != Some(&Value::Bool(true)) {
             let why = answer
@@ -312,6 +337,7 @@ impl Stdio {
             .get("ops")
             .and_then(Value::as_array)
             .is_some_and(|ops| ops.iter().any(|o| o == "batch"));
+        self.greeted = true;
         Ok(self.handler.clone())
     }
 
@@ -495,6 +521,14 @@ impl Drop for Stdio {
 }
 
 impl Target for Stdio {
+    fn finish_start(&mut self) -> Result<(), TargetError> {
+        if self.proc.is_some() && !self.greeted {
+            self.greet().map(drop)
+        } else {
+            Ok(())
+        }
+    }
+
     fn stderr_tail(&self) -> String {
         tail_of(&self.stderr)
     }
@@ -565,6 +599,8 @@ impl Target for Stdio {
     fn reset(&mut self, base_dir: &Path, memories_dir: &Path) -> Result<(), TargetError> {
         if self.proc.is_none() {
             self.start()?;
+        } else if !self.greeted {
+            self.greet()?;
         }
         // The case's sandbox was just laid out in the scratch root: give it to the handler's
         // uid when it runs as another.
