@@ -142,6 +142,36 @@ pub fn default_parent() -> &'static Path {
     })
 }
 
+/// The outside's regular files held open ([`Sandbox::hold_outside_files`]), each with the bytes
+/// it held then.
+#[derive(Debug)]
+pub struct HeldFiles {
+    files: Vec<(cap_std::fs::File, Vec<u8>)>,
+    /// Every file of the tree is held.
+    pub complete: bool,
+}
+
+impl HeldFiles {
+    /// True when every held file still holds its bytes (read again with one `pread` from offset
+    /// 0, one byte more than it held): a write through a shared `mmap`, which inotify does not
+    /// report, shows here. What replaced a file by its name, or changed its mode, does not:
+    /// the watches of the outside see those (`attack::watch`).
+    pub fn unchanged(&self) -> bool {
+        use cap_std::fs::FileExt as _;
+        let mut buf = Vec::new();
+        self.files.iter().all(|(f, bytes)| {
+            buf.clear();
+            buf.resize(bytes.len() + 1, 0);
+            // One read: a regular file gives all it holds up to the length asked; a short
+            // read that is not the end shows as a difference (the runner walks then).
+            match f.read_at(&mut buf, 0) {
+                Ok(got) => buf[..got] == bytes[..],
+                Err(_) => false,
+            }
+        })
+    }
+}
+
 /// The relative path below the store root of a virtual path (`/memories/a/b` -> `a/b`).
 fn rel_of(vpath: &str) -> PathBuf {
     PathBuf::from(
@@ -583,6 +613,44 @@ impl Sandbox {
             walk(&root, Path::new(""), None, &mut tree, &mut left);
         }
         tree
+    }
+
+    /// Every regular file of `outside` (a tree [`Sandbox::outside_unchecked`] gave) opened for
+    /// reading with no link followed, with the bytes the tree holds for it: what
+    /// [`HeldFiles::unchanged`] reads again. A path that cannot be opened as that file is
+    /// left out, and the result says so (`complete` false).
+    ///
+    /// # Ambient authority
+    /// None: from the run folder's and the alias's handles, beneath them.
+    pub fn hold_outside_files(&self, outside: &Tree) -> HeldFiles {
+        use cap_std::fs::OpenOptionsExt as _;
+        let (tops, _) = self.outside_handles();
+        let mut files = Vec::new();
+        let mut complete = true;
+        for (path, (node, _)) in outside {
+            let Node::File(bytes) = node else {
+                continue;
+            };
+            // The alias's entries are under its name; the run folder's are bare.
+            let opened = tops
+                .iter()
+                .filter(|(label, _)| !label.as_os_str().is_empty())
+                .find_map(|(label, dir)| path.strip_prefix(label).ok().map(|rel| (*dir, rel)))
+                .or_else(|| tops.first().map(|(_, dir)| (*dir, path.as_path())))
+                .and_then(|(dir, rel)| {
+                    let mut o = OpenOptions::new();
+                    o.read(true).follow(FollowSymlinks::No);
+                    o.custom_flags(
+                        (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
+                    );
+                    dir.open_with(rel, &o).ok()
+                });
+            match opened {
+                Some(f) if bytes.len() <= FILE_BYTES => files.push((f, bytes.clone())),
+                _ => complete = false,
+            }
+        }
+        HeldFiles { files, complete }
     }
 
     /// The host path a planted link points to.

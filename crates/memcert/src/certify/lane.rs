@@ -6,11 +6,13 @@
 //! inotify watches ([`crate::attack::watch::Session`], whose folders and files stay the same
 //! inodes). Before a case it is undone: the store is emptied ([`Sandbox::clear_store_unchecked`])
 //! and the case's setup planted. The outside needs no undo: the sandbox is kept only when the
-//! case left the outside exactly as the template has it (the oracle's "after" walk, made after
-//! every case, compared with it: every file's bytes and every mode) and the watches saw no
-//! event that may have changed the outside, from the reset to the next case's undo. The
-//! "before" walk is skipped when the watches saw nothing during the reset: the "before" is then
-//! the template.
+//! case left the outside exactly as the template has it (the oracle's "after", compared with
+//! it: every file's bytes and every mode) and the watches saw no event that may have changed
+//! the outside, from the reset to the next case's undo. The "before" walk is skipped when the
+//! watches saw nothing during the reset (the "before" is then the template); the "after" walk
+//! when they saw nothing during the case either and every outside file, held open since the
+//! layout, still holds its bytes ([`Lease::files_unchanged`]: inotify does not see a write
+//! through a shared `mmap`; reading the files again does).
 //!
 //! # When a fresh layout is made instead
 //! - `--reset fresh` ([`Reset::Fresh`]), or the first case of a lane;
@@ -39,7 +41,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-use crate::attack::sandbox::{Sandbox, Tree};
+use crate::attack::sandbox::{HeldFiles, Sandbox, Tree};
 use crate::attack::watch::Session;
 use crate::suite::Fs;
 
@@ -84,6 +86,8 @@ struct Kept {
     outside: Tree,
     /// The store as that layout left it (the root's node alone), for the debug assertion.
     store: Tree,
+    /// The outside's files held open, to read again after a case.
+    held: HeldFiles,
     /// The outside's watches, kept with the sandbox, and the decoys they watch (device and
     /// inode of each).
     watch: Option<(Session, Vec<(u64, u64)>)>,
@@ -137,6 +141,18 @@ impl Lease {
         match self {
             Lease::Kept(k) => k.0.watch.as_ref().map(|(w, _)| w),
             Lease::Fresh(_) => None,
+        }
+    }
+
+    /// For a kept sandbox, whether every outside file still holds the template's bytes (read
+    /// again through handles held since the layout: a write through a shared `mmap` shows,
+    /// which the watches do not see). With watches that saw nothing that may change the
+    /// outside, the outside is then the template, without a walk. False for a fresh sandbox,
+    /// or when a file could not be held.
+    pub fn files_unchanged(&self) -> bool {
+        match self {
+            Lease::Kept(k) => k.0.held.complete && k.0.held.unchanged(),
+            Lease::Fresh(_) => false,
         }
     }
 
@@ -241,8 +257,10 @@ fn new_kept(
     make: &impl Fn(&[Fs]) -> io::Result<Sandbox>,
 ) -> io::Result<Kept> {
     let sandbox = make(&[])?;
+    let outside = sandbox.outside_unchecked();
     Ok(Kept {
-        outside: sandbox.outside_unchecked(),
+        held: sandbox.hold_outside_files(&outside),
+        outside,
         store: sandbox.store_tree_unchecked(),
         sandbox,
         parent: parent.to_path_buf(),
