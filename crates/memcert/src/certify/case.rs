@@ -231,39 +231,7 @@ fn run_prepared(
             // own walks before and after are not in the window. A kept sandbox keeps its
             // watches (certify::lane): a window is opened on them, unless the reset gave the
             // handler other decoys (a restart), which a session of the case's own watches.
-            let decoys = target.decoys();
-            let window = match kept_watch {
-                Some(kept) if Lane::same_decoys(&lease, &decoys) => match kept.reopen() {
-                    Ok(changed) => {
-                        quiet &= !changed;
-                        Some(Ok(Window::Kept(kept)))
-                    }
-                    Err(why) => Some(Err(why)),
-                },
-                _ => {
-                    quiet = false;
-                    crate::attack::watch::Session::start(sandbox, &decoys)
-                        .map(|w| Ok(Window::Own(w)))
-                }
-            };
-            send_turns(case, &inputs, sandbox, target, config, &mut obs);
-            let touched = match window {
-                Some(Ok(Window::Kept(w))) => Some(w.close_window(sandbox).map(|(t, changed)| {
-                    quiet &= !changed;
-                    t
-                })),
-                Some(Ok(Window::Own(w))) => Some(w.finish(sandbox)),
-                Some(Err(why)) => Some(Err(why)),
-                None => None,
-            };
-            match touched {
-                Some(Ok(touched)) => obs.touched = touched,
-                Some(Err(why)) => {
-                    quiet = false;
-                    obs.watch_failed = Some(why);
-                }
-                None => {}
-            }
+            quiet &= send_watched(case, &inputs, &lease, kept_watch, target, config, &mut obs);
         }
         Err(e) => {
             quiet = false;
@@ -286,6 +254,57 @@ fn run_prepared(
     lane.give_back(lease, &obs.outside_after, quiet);
     observe_watched(&mut obs, &watched(target, config), watched_before);
     record(case, &inputs, obs, config, Vec::new(), started)
+}
+
+/// Send the case's commands inside a watch window of the outside: on the kept sandbox's
+/// watches (`kept`) when the lease has them and the decoys are still the ones they watch, else a
+/// session of the case's own. The touches (or why the watch failed) go to `obs`; returns true
+/// when the kept watches saw nothing that may change the outside (false for a session of the
+/// case's own, or any failure).
+fn send_watched(
+    case: &Case,
+    inputs: &[Value],
+    lease: &super::lane::Lease,
+    kept: Option<&crate::attack::watch::Session>,
+    target: &mut dyn Target,
+    config: &Config,
+    obs: &mut Observation,
+) -> bool {
+    let sandbox = lease.sandbox();
+    let mut quiet = true;
+    let decoys = target.decoys();
+    let window = match kept {
+        Some(kept) if Lane::same_decoys(lease, &decoys) => match kept.reopen() {
+            Ok(changed) => {
+                quiet &= !changed;
+                Some(Ok(Window::Kept(kept)))
+            }
+            Err(why) => Some(Err(why)),
+        },
+        _ => {
+            quiet = false;
+            crate::attack::watch::Session::start(sandbox, &decoys).map(|w| Ok(Window::Own(w)))
+        }
+    };
+    send_turns(case, inputs, sandbox, target, config, obs);
+    let touched = match window {
+        Some(Ok(Window::Kept(w))) => Some(w.close_window(sandbox).map(|(t, changed)| {
+            quiet &= !changed;
+            t
+        })),
+        Some(Ok(Window::Own(w))) => Some(w.finish(sandbox)),
+        Some(Err(why)) => Some(Err(why)),
+        None => None,
+    };
+    match touched {
+        Some(Ok(touched)) => obs.touched = touched,
+        Some(Err(why)) => {
+            quiet = false;
+            obs.watch_failed = Some(why);
+        }
+        None => {}
+    }
+    quiet
 }
 
 /// The watch of one case: a window on a kept sandbox's watches, or a session of its own.
