@@ -369,12 +369,9 @@ impl HandlerArgs {
         // Every helper's process is started before the first is greeted, so that handlers that
         // load slowly (an interpreter importing its SDK) load at the same time; each is then
         // greeted in turn.
-        let mut spawned = Vec::new();
-        if jobs > 1 {
-            for _ in 1..jobs {
-                spawned.push(self.launch(profile, stop, false)?);
-            }
-        }
+        let spawned: Vec<Started> = (1..jobs)
+            .map(|_| self.spawn(profile, stop))
+            .collect::<Result<_>>()?;
         let first = self.start(profile, stop)?;
         let contained = first.target.containment();
         let mut pool = vec![first];
@@ -389,9 +386,7 @@ impl HandlerArgs {
         }
         let enabled = self.policy().enabled;
         for mut helper in spawned {
-            helper
-                .finish_start(enabled)
-                .map_err(|e| anyhow::Error::new(e))?;
+            helper.finish_start(enabled)?;
             if let Some(diff) = contained.difference(&helper.target.containment()) {
                 crate::reporting::warn(&format!(
                     "--jobs {jobs}: a handler whose containment differs from the first's is not used ({diff})"
@@ -405,19 +400,16 @@ impl HandlerArgs {
     }
 
     fn start_quiet(&self, profile: Profile, stop: &Stop) -> Result<Started> {
-        self.launch(profile, stop, true)
+        let mut started = self.spawn(profile, stop)?;
+        started.finish_start(self.policy().enabled)?;
+        Ok(started)
     }
 
-    /// The handler started ([`handler::start_contained`]), or only spawned when not `greet`
-    /// ([`handler::spawn_contained`]: hello comes with [`Started::finish_start`]).
-    fn launch(&self, profile: Profile, stop: &Stop, greet: bool) -> Result<Started> {
+    /// The handler's process started ([`handler::spawn_contained`]); hello comes with
+    /// [`Started::finish_start`].
+    fn spawn(&self, profile: Profile, stop: &Stop) -> Result<Started> {
         let timeout = seconds("--timeout", self.timeout)?;
-        let how = if greet {
-            handler::start_contained
-        } else {
-            handler::spawn_contained
-        };
-        how(
+        handler::spawn_contained(
             &self.spec(profile),
             timeout,
             stop,

@@ -144,7 +144,24 @@ pub fn start_contained(
     max_reply_bytes: usize,
     policy: &Policy,
 ) -> Result<Started, HandlerError> {
-    launch(spec, timeout, stop, max_reply_bytes, policy, true)
+    let mut started = spawn_contained(spec, timeout, stop, max_reply_bytes, policy)?;
+    started.finish_start(policy.enabled)?;
+    Ok(started)
+}
+
+impl Started {
+    /// Exchange hello with a handler [`spawn_contained`] started (nothing for one that is
+    /// ready, or one whose start a stop cut short).
+    ///
+    /// # Errors
+    /// As [`start_contained`]'s start-up errors, the handler's stderr and the sandbox hint
+    /// included.
+    pub fn finish_start(&mut self, contained: bool) -> Result<(), HandlerError> {
+        match self.target.finish_start() {
+            Ok(()) | Err(TargetError::Stopped(_)) => Ok(()),
+            Err(source) => Err(start_error(source, &self.target.stderr_tail(), contained)),
+        }
+    }
 }
 
 /// [`start_contained`] without waiting for the handler: its process is started, and hello
@@ -160,39 +177,13 @@ pub fn spawn_contained(
     max_reply_bytes: usize,
     policy: &Policy,
 ) -> Result<Started, HandlerError> {
-    launch(spec, timeout, stop, max_reply_bytes, policy, false)
-}
-
-impl Started {
-    /// Exchange hello with a handler [`spawn_contained`] started (nothing for one that is
-    /// ready).
-    ///
-    /// # Errors
-    /// As [`start_contained`]'s start-up errors, the handler's stderr and the sandbox hint
-    /// included.
-    pub fn finish_start(&mut self, contained: bool) -> Result<(), HandlerError> {
-        match self.target.finish_start() {
-            Ok(()) | Err(TargetError::Stopped(_)) => Ok(()),
-            Err(source) => Err(start_error(source, &self.target.stderr_tail(), contained)),
-        }
-    }
-}
-
-fn launch(
-    spec: &HandlerSpec,
-    timeout: Duration,
-    stop: &Stop,
-    max_reply_bytes: usize,
-    policy: &Policy,
-    greet: bool,
-) -> Result<Started, HandlerError> {
     let stdio = |cmd| {
         Stdio::new(cmd, timeout)
             .max_reply_bytes(max_reply_bytes)
             .stoppable(stop)
             .contained(policy.clone())
     };
-    let start_now = |s: Stdio| started(s, policy.enabled, greet);
+    let start_now = |s: Stdio| spawned(s, policy.enabled);
     let adapter_dir = crate::scratch::Scratch::new("memcert-adapter-")?;
     let target: Box<dyn Target + Send> = match spec {
         HandlerSpec::Python {
@@ -268,22 +259,15 @@ fn is_module_set(entry: &str) -> bool {
     module.split('.').all(ident) && ident(attr)
 }
 
-/// Start an external handler now, so one that cannot start at all ends the run before it begins;
-/// one whose start a stop cut short is returned unstarted. `contained`: whether it runs in
-/// memcert's sandbox (a start-up error that looks like a refusal then gets [`crate::contain::SANDBOX_HINT`]).
-fn started(mut s: Stdio, contained: bool, greet: bool) -> Result<Stdio, HandlerError> {
-    let begun = if greet {
-        s.start().map(drop)
-    } else {
-        s.spawn()
-    };
-    if let Err(source) = begun {
-        if matches!(source, TargetError::Stopped(_)) {
-            return Ok(s);
-        }
-        return Err(start_error(source, &s.stderr_tail(), contained));
+/// Start an external handler's process now (hello comes with [`Started::finish_start`]), so
+/// one that cannot be started at all ends the run before it begins; one whose start a stop cut
+/// short is returned unstarted. `contained`: whether it runs in memcert's sandbox (a start-up
+/// error that looks like a refusal then gets [`crate::contain::SANDBOX_HINT`]).
+fn spawned(mut s: Stdio, contained: bool) -> Result<Stdio, HandlerError> {
+    match s.spawn() {
+        Ok(()) | Err(TargetError::Stopped(_)) => Ok(s),
+        Err(source) => Err(start_error(source, &s.stderr_tail(), contained)),
     }
-    Ok(s)
 }
 
 /// The error of a handler that could not start: `source`, the handler's stderr (`tail`)
