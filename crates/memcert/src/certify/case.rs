@@ -7,12 +7,13 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::lane::{Lane, Reset};
+use super::lane::{Lane, Lease, Reset};
 use super::race::Swapper;
 use super::snapshots::listed_unchecked;
 use super::{black_box_prelude, record, CaseRecord, Config, Snapshots};
 use crate::attack::oracle::{Observation, ReadCount};
 use crate::attack::sandbox::{default_parent, tree_of, Sandbox, Tree};
+use crate::attack::watch::Session;
 use crate::scratch::Scratch;
 use crate::suite::Case;
 use crate::target::Target;
@@ -194,26 +195,25 @@ fn run_prepared(
         }
     };
     let sandbox = lease.sandbox();
-    let pre_reset = lease
-        .known_outside()
-        .cloned()
-        .unwrap_or_else(|| sandbox.outside_unchecked());
+    let pre_reset = match lease.known_outside() {
+        Some(template) => std::borrow::Cow::Borrowed(template),
+        None => std::borrow::Cow::Owned(sandbox.outside_unchecked()),
+    };
     obs.credentials = target.canaries();
     let inputs = case_inputs(case, sandbox);
     obs.inputs = inputs.iter().map(strings_of).collect();
     let mut watched_before = Vec::new();
-    // A kept sandbox's watches see the reset too: when nothing may have changed the outside,
-    // the "before" is the template, not walked again (certify::lane). Any such event keeps
-    // the sandbox from the next case (`quiet`).
-    let kept_watch = lease.watch().filter(|w| w.reopen() == Ok(false));
-    let mut quiet = kept_watch.is_some();
+    // A kept sandbox's watches see the reset too (the lease found them quiet since the last
+    // case): when nothing may have changed the outside, the "before" is the template, not
+    // walked again (certify::lane). Any such event keeps the sandbox from the next case
+    // (`quiet`).
+    let kept_watch = lease.watch();
     let reset_started = Instant::now();
     let reset = target.reset(sandbox.base(), sandbox.root());
     let took = reset_started.elapsed();
-    let reset_quiet = kept_watch.is_some_and(|w| matches!(w.close_window(sandbox), Ok((_, false))));
-    quiet &= reset_quiet;
+    let mut quiet = kept_watch.is_some_and(|w| matches!(w.close_window(sandbox), Ok((_, false))));
     match lease.known_outside() {
-        Some(template) if reset_quiet => obs.before_known(sandbox, template.clone()),
+        Some(template) if quiet => obs.before_known(sandbox, template.clone()),
         _ => obs.before_unchecked(sandbox),
     }
     obs.startup_made = startup.made.clone();
@@ -235,7 +235,7 @@ fn run_prepared(
         }
         Err(e) => {
             quiet = false;
-            obs.outside_before = pre_reset;
+            obs.outside_before = pre_reset.into_owned();
             match refusal(case, &e, took, target, startup) {
                 Some(why) => obs.refused_at_start = Some(why),
                 None => {
@@ -257,60 +257,44 @@ fn run_prepared(
 }
 
 /// Send the case's commands inside a watch window of the outside: on the kept sandbox's
-/// watches (`kept`) when the lease has them and the decoys are still the ones they watch, else a
-/// session of the case's own. The touches (or why the watch failed) go to `obs`; returns true
-/// when the kept watches saw nothing that may change the outside (false for a session of the
-/// case's own, or any failure).
+/// watches (`kept`) when they still watch the handler's decoys, else a session of the case's
+/// own. The touches (or why the watch failed) go to `obs`; returns true when the kept watches
+/// saw nothing that may change the outside from the "before" to the last answer (false for a
+/// session of the case's own, or any failure).
 fn send_watched(
     case: &Case,
     inputs: &[Value],
-    lease: &super::lane::Lease,
-    kept: Option<&crate::attack::watch::Session>,
+    lease: &Lease,
+    kept: Option<&Session>,
     target: &mut dyn Target,
     config: &Config,
     obs: &mut Observation,
 ) -> bool {
     let sandbox = lease.sandbox();
-    let mut quiet = true;
     let decoys = target.decoys();
-    let window = match kept {
-        Some(kept) if Lane::same_decoys(lease, &decoys) => match kept.reopen() {
-            Ok(changed) => {
-                quiet &= !changed;
-                Some(Ok(Window::Kept(kept)))
-            }
-            Err(why) => Some(Err(why)),
-        },
-        _ => {
-            quiet = false;
-            crate::attack::watch::Session::start(sandbox, &decoys).map(|w| Ok(Window::Own(w)))
-        }
-    };
+    let kept = kept.filter(|_| lease.watches_decoys(&decoys));
+    // Opening a window on the kept watches says whether anything changed since the "before".
+    let opened = kept.map(Session::reopen);
+    let own = kept
+        .is_none()
+        .then(|| Session::start(sandbox, &decoys))
+        .flatten();
     send_turns(case, inputs, sandbox, target, config, obs);
-    let touched = match window {
-        Some(Ok(Window::Kept(w))) => Some(w.close_window(sandbox).map(|(t, changed)| {
-            quiet &= !changed;
-            t
-        })),
-        Some(Ok(Window::Own(w))) => Some(w.finish(sandbox)),
-        Some(Err(why)) => Some(Err(why)),
-        None => None,
+    let (touched, quiet) = match (kept, opened, own) {
+        (Some(w), Some(Ok(changed_before)), _) => match w.close_window(sandbox) {
+            Ok((t, changed)) => (Some(Ok(t)), !changed_before && !changed),
+            Err(why) => (Some(Err(why)), false),
+        },
+        (_, Some(Err(why)), _) => (Some(Err(why)), false),
+        (_, _, Some(w)) => (Some(w.finish(sandbox)), false),
+        _ => (None, false),
     };
     match touched {
         Some(Ok(touched)) => obs.touched = touched,
-        Some(Err(why)) => {
-            quiet = false;
-            obs.watch_failed = Some(why);
-        }
+        Some(Err(why)) => obs.watch_failed = Some(why),
         None => {}
     }
     quiet
-}
-
-/// The watch of one case: a window on a kept sandbox's watches, or a session of its own.
-enum Window<'a> {
-    Kept(&'a crate::attack::watch::Session),
-    Own(crate::attack::watch::Session),
 }
 
 /// What the run's start-up probe saw ([`probe_startup`]).

@@ -91,8 +91,6 @@ struct Kept {
     /// The outside's watches, kept with the sandbox, and the decoys they watch (device and
     /// inode of each).
     watch: Option<(Session, Vec<(u64, u64)>)>,
-    /// The store holds the last case's files: undo before the next.
-    dirty: bool,
 }
 
 impl Drop for Kept {
@@ -105,43 +103,53 @@ impl Drop for Kept {
 
 /// A case's sandbox, from [`Lane::lease`], given back with [`Lane::give_back`].
 #[derive(Debug)]
-pub enum Lease {
+pub struct Lease(Held);
+
+/// What a [`Lease`] holds.
+#[derive(Debug)]
+enum Held {
     /// The lane's kept sandbox, undone and planted.
-    Kept(Box<KeptSandbox>),
+    Kept(Box<Kept>),
     /// A sandbox of the case's own, removed when the lease is dropped.
     Fresh(Sandbox),
 }
 
-/// The kept sandbox of a lane (opaque: see [`Lease`]).
-#[derive(Debug)]
-pub struct KeptSandbox(Kept);
-
 impl Lease {
     /// The sandbox the case runs in.
     pub fn sandbox(&self) -> &Sandbox {
-        match self {
-            Lease::Kept(k) => &k.0.sandbox,
-            Lease::Fresh(s) => s,
+        match &self.0 {
+            Held::Kept(k) => &k.sandbox,
+            Held::Fresh(s) => s,
+        }
+    }
+
+    /// The kept sandbox, `None` for a fresh one.
+    fn kept(&self) -> Option<&Kept> {
+        match &self.0 {
+            Held::Kept(k) => Some(k),
+            Held::Fresh(_) => None,
         }
     }
 
     /// The outside before the reset when it is known without a walk: the template of a kept
     /// sandbox (`None` for a fresh one, which the runner walks).
     pub fn known_outside(&self) -> Option<&Tree> {
-        match self {
-            Lease::Kept(k) => Some(&k.0.outside),
-            Lease::Fresh(_) => None,
-        }
+        self.kept().map(|k| &k.outside)
     }
 
-    /// The kept sandbox's watches (the runner opens a window on them for the case); `None`
-    /// for a fresh sandbox (the runner starts a session of its own) or when they could not be
-    /// had.
+    /// The kept sandbox's watches (the runner opens windows on them for the case; the lease
+    /// made sure nothing changed the outside since the last case): `None` for a fresh sandbox
+    /// (the runner starts a session of its own) or when they could not be had.
     pub fn watch(&self) -> Option<&Session> {
-        match self {
-            Lease::Kept(k) => k.0.watch.as_ref().map(|(w, _)| w),
-            Lease::Fresh(_) => None,
-        }
+        self.kept().and_then(|k| k.watch.as_ref()).map(|(w, _)| w)
+    }
+
+    /// Whether the kept watches watch `decoys` (taken again after the reset, which may have
+    /// restarted the handler with a new HOME); false for a fresh sandbox.
+    pub fn watches_decoys(&self, decoys: &[(PathBuf, OwnedFd)]) -> bool {
+        self.kept()
+            .and_then(|k| k.watch.as_ref())
+            .is_some_and(|(_, at)| *at == decoy_ids(decoys))
     }
 
     /// For a kept sandbox, whether every outside file still holds the template's bytes (read
@@ -150,15 +158,13 @@ impl Lease {
     /// outside, the outside is then the template, without a walk. False for a fresh sandbox,
     /// or when a file could not be held.
     pub fn files_unchanged(&self) -> bool {
-        match self {
-            Lease::Kept(k) => k.0.held.complete && k.0.held.unchanged(),
-            Lease::Fresh(_) => false,
-        }
+        self.kept()
+            .is_some_and(|k| k.held.complete && k.held.unchanged())
     }
 
     /// True when the sandbox is a kept one.
     pub fn is_kept(&self) -> bool {
-        matches!(self, Lease::Kept(_))
+        self.kept().is_some()
     }
 }
 
@@ -195,7 +201,7 @@ impl Lane {
             .any(|f| matches!(f, Fs::HardLinkOutside { .. }));
         if self.reset == Reset::Fresh || plants_outside {
             self.kept = None;
-            return Ok(Lease::Fresh(make(setup)?));
+            return Ok(Lease(Held::Fresh(make(setup)?)));
         }
         let ids = decoy_ids(decoys);
         // Kept only when nothing changed the outside since the last case's window closed (a
@@ -216,11 +222,10 @@ impl Lane {
         if kept.watch.is_none() {
             kept.watch = Session::start(&kept.sandbox, decoys).map(|w| (w, ids));
         }
-        kept.dirty = true;
         for item in setup {
             kept.sandbox.plant_unchecked(item)?;
         }
-        Ok(Lease::Kept(Box::new(KeptSandbox(kept))))
+        Ok(Lease(Held::Kept(Box::new(kept))))
     }
 
     /// Take back a case's sandbox: a kept one stays when the case left the outside as the
@@ -229,24 +234,10 @@ impl Lane {
     /// case ([`Session::close_window`]: a folder replaced by an equal copy would leave the
     /// watches on the old one). Anything else is removed.
     pub fn give_back(&mut self, lease: Lease, outside_after: &Tree, quiet: bool) {
-        if let Lease::Kept(k) = lease {
-            let k = k.0;
+        if let Held::Kept(k) = lease.0 {
             if quiet && k.watch.is_some() && *outside_after == k.outside {
-                self.kept = Some(k);
+                self.kept = Some(*k);
             }
-        }
-    }
-
-    /// The lease's decoys are still those its watches watch (`decoys`, taken again after the
-    /// reset, which may have restarted the handler with a new HOME).
-    pub fn same_decoys(lease: &Lease, decoys: &[(PathBuf, OwnedFd)]) -> bool {
-        match lease {
-            Lease::Kept(k) => {
-                k.0.watch
-                    .as_ref()
-                    .is_some_and(|(_, at)| *at == decoy_ids(decoys))
-            }
-            Lease::Fresh(_) => true,
         }
     }
 }
@@ -265,20 +256,17 @@ fn new_kept(
         sandbox,
         parent: parent.to_path_buf(),
         watch: None,
-        dirty: false,
     })
 }
 
-/// The kept sandbox put back as its layout left it: the store emptied. In debug builds, the
-/// whole sandbox is walked and compared with the template.
+/// The kept sandbox put back as its layout left it: the store emptied (a kept sandbox has
+/// always been leased, so its store holds the last case's files). In debug builds, the whole
+/// sandbox is walked and compared with the template.
 ///
 /// # Errors
 /// Emptying the store failed.
-fn undo(mut k: Kept) -> io::Result<Kept> {
-    if k.dirty {
-        k.sandbox.clear_store_unchecked()?;
-        k.dirty = false;
-    }
+fn undo(k: Kept) -> io::Result<Kept> {
+    k.sandbox.clear_store_unchecked()?;
     debug_assert_eq!(
         (
             k.sandbox.outside_unchecked(),
