@@ -197,9 +197,10 @@ struct Watched {
 #[derive(Debug)]
 pub struct Session {
     wds: BTreeMap<i32, Watched>,
-    /// The names of the end markers this session made lately (their removal is queued after
-    /// their window): only these are not changes ([`Session::close_window`]).
-    markers: RefCell<std::collections::VecDeque<std::ffi::OsString>>,
+    /// The name of the last end marker this session made (its removal is queued after its
+    /// window, and read with the next one): only its events are not changes
+    /// ([`Session::close_window`]).
+    marker: RefCell<std::ffi::OsString>,
     /// The store root relative to the run folder: events at or under it are dropped.
     root: PathBuf,
 }
@@ -224,9 +225,6 @@ fn file_flags() -> WatchFlags {
     WatchFlags::ACCESS | WatchFlags::MODIFY | WatchFlags::ATTRIB
 }
 
-/// The start of the end marker's name ([`Session::finish`]).
-const MARKER_PREFIX: &str = ".memcert-watch-end-";
-
 impl Session {
     /// Watch the outside of `sandbox` ([module docs](self)) on this thread's inotify instance
     /// (made on first use), after dropping
@@ -243,7 +241,7 @@ impl Session {
             let (tops, root) = sandbox.outside_handles();
             let mut s = Session {
                 wds: BTreeMap::new(),
-                markers: RefCell::default(),
+                marker: RefCell::default(),
                 root,
             };
             for (label, dir) in tops {
@@ -364,7 +362,7 @@ impl Session {
             let Some(Some(w)) = cell.as_ref() else {
                 return Err("the inotify instance is gone".to_owned());
             };
-            let result = self.read_up_to_marker(w, sandbox);
+            let result = self.read_marked(w, sandbox, |_, _, _| {});
             self.remove(w);
             result
         })
@@ -406,11 +404,11 @@ impl Session {
     pub fn close_window(&self, sandbox: &Sandbox) -> Result<(Vec<Touch>, bool), String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
             Some(Some(w)) => {
-                let changed = std::cell::Cell::new(false);
+                let mut changed = false;
                 let touched = self.read_marked(w, sandbox, |wd, flags, name| {
-                    changed.set(changed.get() | self.changes(wd, flags, name));
+                    changed |= self.changes(wd, flags, name);
                 })?;
-                Ok((touched, changed.get()))
+                Ok((touched, changed))
             }
             _ => Err("the inotify instance is gone".to_owned()),
         })
@@ -419,36 +417,39 @@ impl Session {
     /// Whether an event may have changed the outside: a change flag on a watch of this
     /// session, not about the store root, not the end marker's.
     fn changes(&self, wd: i32, flags: ReadFlags, name: &OsStr) -> bool {
-        let Some(watched) = self.wds.get(&wd) else {
+        let Some((watched, _)) = self.outside_path(wd, name) else {
             return false;
         };
+        if watched.label.as_os_str().is_empty() && *self.marker.borrow() == name {
+            return false;
+        }
+        // A watch the kernel dropped (IN_IGNORED: its file or folder removed, or gone with its
+        // file system) no longer sees anything: as much a change as what removed it.
+        flags.intersects(
+            ReadFlags::IGNORED
+                | ReadFlags::MODIFY
+                | ReadFlags::ATTRIB
+                | ReadFlags::CREATE
+                | ReadFlags::DELETE
+                | ReadFlags::DELETE_SELF
+                | ReadFlags::MOVED_FROM
+                | ReadFlags::MOVED_TO
+                | ReadFlags::MOVE_SELF
+                | ReadFlags::UNMOUNT,
+        )
+    }
+
+    /// The watch `wd` stands for and the path an event on it names (its label, joined with
+    /// `name` for an entry of a folder); `None` for a watch of another session, or a path at
+    /// or under the store root (the store's, not the outside's).
+    fn outside_path(&self, wd: i32, name: &OsStr) -> Option<(&Watched, PathBuf)> {
+        let watched = self.wds.get(&wd)?;
         let path = if name.is_empty() {
             watched.label.clone()
         } else {
             watched.label.join(name)
         };
-        if path.starts_with(&self.root) {
-            return false;
-        }
-        if watched.label.as_os_str().is_empty()
-            && self.markers.borrow().iter().any(|m| m.as_os_str() == name)
-        {
-            return false;
-        }
-        // A watch the kernel dropped (its file or folder removed, or gone with its file
-        // system) no longer sees anything: as much a change as what removed it.
-        flags.intersects(ReadFlags::IGNORED)
-            || flags.intersects(
-                ReadFlags::MODIFY
-                    | ReadFlags::ATTRIB
-                    | ReadFlags::CREATE
-                    | ReadFlags::DELETE
-                    | ReadFlags::DELETE_SELF
-                    | ReadFlags::MOVED_FROM
-                    | ReadFlags::MOVED_TO
-                    | ReadFlags::MOVE_SELF
-                    | ReadFlags::UNMOUNT,
-            )
+        (!path.starts_with(&self.root)).then_some((watched, path))
     }
 
     /// Remove every watch of this session, without reading the queue.
@@ -460,11 +461,8 @@ impl Session {
         });
     }
 
-    fn read_up_to_marker(&self, w: &Watcher, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
-        self.read_marked(w, sandbox, |_, _, _| {})
-    }
-
-    /// [`Session::read_up_to_marker`], every event read also given to `seen`.
+    /// Make the end marker and read the queue up to its creation ([`Session::finish`]), every
+    /// event read also given to `seen`; the touches, by path.
     fn read_marked(
         &self,
         w: &Watcher,
@@ -472,14 +470,8 @@ impl Session {
         mut seen: impl FnMut(i32, ReadFlags, &OsStr),
     ) -> Result<Vec<Touch>, String> {
         let (tops, _) = sandbox.outside_handles();
-        let marker = format!("{MARKER_PREFIX}{:016x}", fastrand::u64(..));
-        {
-            let mut markers = self.markers.borrow_mut();
-            if markers.len() >= 4 {
-                markers.pop_front();
-            }
-            markers.push_back(marker.clone().into());
-        }
+        let marker = format!(".memcert-watch-end-{:016x}", fastrand::u64(..));
+        *self.marker.borrow_mut() = marker.clone().into();
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW;
         let run = tops.first().map(|(_, d)| *d);
         let marked = run.is_some_and(|run| {
@@ -518,18 +510,10 @@ impl Session {
     /// The path and operation of one event, or `None` for events that are not the outside's
     /// (the store root named in its parent, `IN_IGNORED`, unknown watches).
     fn event(&self, wd: i32, flags: ReadFlags, name: &OsStr) -> Option<(PathBuf, Op)> {
-        let watched = self.wds.get(&wd)?;
         if flags.contains(ReadFlags::IGNORED) {
             return None;
         }
-        let path = if name.is_empty() {
-            watched.label.clone()
-        } else {
-            watched.label.join(name)
-        };
-        if path.starts_with(&self.root) {
-            return None;
-        }
+        let (watched, path) = self.outside_path(wd, name)?;
         let is_dir = flags.contains(ReadFlags::ISDIR) || (name.is_empty() && watched.dir);
         // A file's own watch reports attribute changes only for Session::close_window.
         if !watched.dir
