@@ -320,13 +320,7 @@ impl Sandbox {
             _ => default_parent().to_path_buf(),
         };
         sb.alias = Some(make_alias(&alias_parent, &sb.host_paths(), &sb.token)?);
-        let mut b = DirBuilder::new();
-        b.mode(0o700);
-        match sb.base_dir.create_dir_with(&sb.root_name, &b) {
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-            _ => {}
-        }
-        scratch::chmod_nofollow(&sb.base_dir, &sb.root_name, 0o700)?;
+        sb.make_root()?;
         sb.plant_canaries()?;
         for item in setup {
             sb.plant_unchecked(item)?;
@@ -579,18 +573,20 @@ impl Sandbox {
                 }
                 scratch::empty(&self.base_dir.open_dir_nofollow(&self.root_name)?)?;
             }
-            Ok(_) => {
-                self.base_dir.remove_file(&self.root_name)?;
-                let mut b = DirBuilder::new();
-                b.mode(0o700);
-                self.base_dir.create_dir_with(&self.root_name, &b)?;
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let mut b = DirBuilder::new();
-                b.mode(0o700);
-                self.base_dir.create_dir_with(&self.root_name, &b)?;
-            }
+            Ok(_) => self.base_dir.remove_file(&self.root_name)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
+        }
+        self.make_root()
+    }
+
+    /// The store root as a layout makes it: a folder of mode 0700 (kept when one is there).
+    fn make_root(&self) -> io::Result<()> {
+        let mut b = DirBuilder::new();
+        b.mode(0o700);
+        match self.base_dir.create_dir_with(&self.root_name, &b) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
         }
         scratch::chmod_nofollow(&self.base_dir, &self.root_name, 0o700)
     }
@@ -1190,6 +1186,34 @@ mod scenario_tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         f.write_all_at(b"x", 512 << 20).unwrap();
         assert_ne!(node(&sb.outside_unchecked()), before);
+    }
+
+    #[test]
+    fn held_outside_files_see_a_write_the_watches_would_not_and_clear_store_gives_an_empty_root() {
+        let sb = Sandbox::create_unchecked(&[Fs::RootFifo]).unwrap();
+        let outside = sb.outside_unchecked();
+        let held = sb.hold_outside_files(&outside);
+        assert!(held.complete);
+        // Every regular file of the outside: the run folder's and the alias's.
+        let files = outside
+            .values()
+            .filter(|(n, _)| matches!(n, Node::File(_)))
+            .count();
+        assert_eq!(held.files.len(), files);
+        assert!(files > 20, "{files}");
+        assert!(held.unchanged());
+        // Same length, one byte changed in place (as a write through a shared mmap leaves it).
+        let secret = sb.base().join("outside/secret.txt");
+        let mut bytes = std::fs::read(&secret).unwrap();
+        bytes[0] = b'X';
+        std::fs::write(&secret, &bytes).unwrap();
+        assert!(!held.unchanged());
+        // The FIFO planted as the root goes, and an empty private folder is there again.
+        sb.clear_store_unchecked().unwrap();
+        assert_eq!(
+            sb.store_tree_unchecked().into_iter().collect::<Vec<_>>(),
+            vec![(std::path::PathBuf::new(), (Node::Dir, 0o700))]
+        );
     }
 
     #[test]

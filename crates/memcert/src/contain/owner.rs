@@ -22,27 +22,17 @@ struct Linked {
     nlink: u64,
 }
 
-/// `chown uid:gid` the object at `rel` below the folder `top` (reached one name at a time with
-/// `O_NOFOLLOW`; nothing when a component is missing or a link) and, when it is a folder,
+/// `chown uid:gid` the object at `rel` below the folder `top` (its folder reached one name at a
+/// time with no link followed, `crate::scratch::parent_nofollow`; nothing when a component is
+/// missing or a link) and, when it is a folder,
 /// everything under it, folders already theirs walked too: a store that memcert emptied and
 /// planted again (reset by undo, `certify::lane`) holds new files of memcert's in a folder
 /// that is already the handler's.
-pub(super) fn give_below(top: &impl AsFd, rel: &std::path::Path, uid: u32, gid: u32) {
+pub(super) fn give_below(top: &cap_std::fs::Dir, rel: &std::path::Path, uid: u32, gid: u32) {
     use std::os::unix::ffi::OsStrExt as _;
-    let names: Vec<&std::ffi::OsStr> = rel.iter().collect();
-    let Some((last, above)) = names.split_last() else {
+    let Ok((dir, last)) = crate::scratch::parent_nofollow(top, rel, false) else {
         return;
     };
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let Ok(mut dir) = rustix::fs::openat(top, ".", flags, Mode::empty()) else {
-        return;
-    };
-    for name in above {
-        match rustix::fs::openat(&dir, *name, flags, Mode::empty()) {
-            Ok(sub) => dir = sub,
-            Err(_) => return,
-        }
-    }
     let Ok(last) = CString::new(last.as_bytes()) else {
         return;
     };
@@ -57,6 +47,7 @@ pub(super) fn give_below(top: &impl AsFd, rel: &std::path::Path, uid: u32, gid: 
     if st.st_uid != uid || st.st_gid != gid {
         let _ = rustix::fs::chownat(&dir, &last, Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW);
     }
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     if ft == FileType::Directory {
         if let Ok(sub) = rustix::fs::openat(&dir, &last, flags, Mode::empty()) {
             let mut linked = Vec::new();
