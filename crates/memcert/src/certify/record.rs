@@ -25,7 +25,7 @@ use crate::suite::{Case, Level};
 use crate::text::Profile;
 
 /// One command of a finished case, with its answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StepRecord {
     /// The input sent.
     pub input: Value,

@@ -11,9 +11,8 @@ use std::fs::File;
 use std::io::{self, BufRead as _, BufReader, BufWriter, Seek as _, SeekFrom, Write as _};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::record::{CaseRecord, Cut, StepRecord};
+use super::record::{CaseRecord, StepRecord};
 use crate::attack::oracle::Finding;
 use crate::baseline::Comparison;
 use crate::suite::verdict::Verdict;
@@ -24,7 +23,8 @@ use crate::suite::Level;
 /// [`super::Config::keep_reply_bytes`] says more), so a longer line is not one this spool wrote.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
 
-/// The stored form of a record: every field of [`CaseRecord`] but the snapshot.
+/// The stored form of a record: every field of [`CaseRecord`] but the snapshot (the JSON
+/// report's own form, `CaseOut`, labels the steps and leaves fields out).
 #[derive(Serialize, Deserialize)]
 struct Stored {
     id: String,
@@ -36,21 +36,10 @@ struct Stored {
     verdict: Verdict,
     expected_failure: Option<String>,
     findings: Vec<Finding>,
-    steps: Vec<StoredStep>,
+    steps: Vec<StepRecord>,
     duration_ms: u64,
     baseline: Option<Comparison>,
     timed_out: bool,
-}
-
-/// The stored form of a [`StepRecord`].
-#[derive(Serialize, Deserialize)]
-struct StoredStep {
-    input: Value,
-    reply: Option<crate::protocol::ToolResult>,
-    reply_cut: Option<Cut>,
-    error: Option<String>,
-    expected: String,
-    verdict: Verdict,
 }
 
 impl Stored {
@@ -65,18 +54,7 @@ impl Stored {
             verdict: r.verdict,
             expected_failure: r.expected_failure.clone(),
             findings: r.findings.clone(),
-            steps: r
-                .steps
-                .iter()
-                .map(|s| StoredStep {
-                    input: s.input.clone(),
-                    reply: s.reply.clone(),
-                    reply_cut: s.reply_cut.clone(),
-                    error: s.error.clone(),
-                    expected: s.expected.clone(),
-                    verdict: s.verdict,
-                })
-                .collect(),
+            steps: r.steps.clone(),
             duration_ms: r.duration_ms,
             baseline: r.baseline.clone(),
             timed_out: r.timed_out,
@@ -94,18 +72,7 @@ impl Stored {
             verdict: self.verdict,
             expected_failure: self.expected_failure,
             findings: self.findings,
-            steps: self
-                .steps
-                .into_iter()
-                .map(|s| StepRecord {
-                    input: s.input,
-                    reply: s.reply,
-                    reply_cut: s.reply_cut,
-                    error: s.error,
-                    expected: s.expected,
-                    verdict: s.verdict,
-                })
-                .collect(),
+            steps: self.steps,
             duration_ms: self.duration_ms,
             snapshot: None,
             baseline: self.baseline,
@@ -164,20 +131,6 @@ impl Spool {
         serde_json::to_writer(&mut self.out, &Stored::of(record)).map_err(io::Error::from)?;
         self.out.write_all(b"\n")?;
         self.len += 1;
-        Ok(())
-    }
-
-    /// Forget every record (a new run on the same reporter).
-    ///
-    /// # Errors
-    /// The I/O error of emptying the file.
-    pub fn clear(&mut self) -> io::Result<()> {
-        self.out.flush()?;
-        let f = self.out.get_mut();
-        f.set_len(0)?;
-        f.seek(SeekFrom::Start(0))?;
-        self.len = 0;
-        self.read = false;
         Ok(())
     }
 
@@ -283,8 +236,6 @@ mod tests {
         spool.push(&b).unwrap();
         let ids: Vec<String> = spool.records().unwrap().map(|r| r.unwrap().id).collect();
         assert_eq!(ids, ["view/a", "create/b", "create/b"]);
-        spool.clear().unwrap();
-        assert!(spool.is_empty());
-        assert_eq!(spool.load().unwrap().len(), 0);
+        assert_eq!(spool.len(), 3);
     }
 }

@@ -220,14 +220,10 @@ impl Finish for FileReport {
 
 impl crate::certify::Reporter for FileReport {
     fn event(&mut self, event: &crate::certify::Event<'_>) {
-        use crate::certify::Event;
-        match event {
-            Event::Started { .. } => self.cases.clear(),
-            Event::CaseFinished(r) => self.cases.push(r),
-            Event::Finished(summary) => match self.cases.take() {
-                Ok(cases) => self.finish(summary, &cases),
-                Err(e) => self.error = Some(e),
-            },
+        match self.cases.keep(event) {
+            Some((summary, Ok(cases))) => self.finish(summary, &cases),
+            Some((_, Err(e))) => self.error = Some(e),
+            None => {}
         }
     }
 }
@@ -256,8 +252,24 @@ enum Store {
 }
 
 impl Store {
-    fn clear(&mut self) {
-        *self = Store::Empty;
+    /// Keep what `event` brings: a new run empties the store, a finished case is kept; when the
+    /// run finishes, its summary and every case kept (the store is then empty).
+    fn keep<'e>(
+        &mut self,
+        event: &crate::certify::Event<'e>,
+    ) -> Option<(&'e crate::certify::Summary, io::Result<Vec<CaseRecord>>)> {
+        use crate::certify::Event;
+        match event {
+            Event::Started { .. } => {
+                *self = Store::Empty;
+                None
+            }
+            Event::CaseFinished(r) => {
+                self.push(r);
+                None
+            }
+            Event::Finished(summary) => Some((summary, self.take())),
+        }
     }
 
     fn push(&mut self, r: &CaseRecord) {
@@ -292,8 +304,9 @@ impl Store {
 /// One spool for every report of a run: each finished case is written once to an anonymous
 /// temporary file ([`Spool`]), and when the run finishes the cases are read back once and
 /// handed to each report in turn ([`Finish`]), in the order given. Nothing else is kept while
-/// the cases run. When the spool cannot be written the error goes to every [`FileReport`]
-/// (`error`), and the other reports get no cases.
+/// the cases run. When the spool cannot be written or read back, the error is kept in
+/// [`Spooled::error`] (the CLI then fails the run with it) and every report is made with no
+/// cases.
 pub struct Spooled<'a> {
     cases: Store,
     /// The reports made when the run finishes, in order.
@@ -316,18 +329,13 @@ impl<'a> Spooled<'a> {
 
 impl crate::certify::Reporter for Spooled<'_> {
     fn event(&mut self, event: &crate::certify::Event<'_>) {
-        use crate::certify::Event;
-        match event {
-            Event::Started { .. } => self.cases.clear(),
-            Event::CaseFinished(r) => self.cases.push(r),
-            Event::Finished(summary) => {
-                let cases = self.cases.take().unwrap_or_else(|e| {
-                    self.error = Some(e);
-                    Vec::new()
-                });
-                for r in self.reports.iter_mut() {
-                    r.finish(summary, &cases);
-                }
+        if let Some((summary, cases)) = self.cases.keep(event) {
+            let cases = cases.unwrap_or_else(|e| {
+                self.error = Some(e);
+                Vec::new()
+            });
+            for r in self.reports.iter_mut() {
+                r.finish(summary, &cases);
             }
         }
     }
