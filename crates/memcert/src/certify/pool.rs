@@ -82,11 +82,7 @@ pub fn run_parallel(
     });
     let mut merge = Merge::new(cases.len(), reporter);
     if let Some(rec) = &startup_record {
-        merge.verdicts.push(rec.verdict);
-        if rec.timed_out {
-            merge.timed_out.push(rec.id.clone());
-        }
-        merge.reporter.event(&Event::CaseFinished(rec));
+        merge.tally(rec);
     }
     let run = Shared {
         config,
@@ -285,15 +281,21 @@ impl<'r> Merge<'r> {
         }
         for rec in ready {
             self.ran += 1;
-            self.verdicts.push(rec.verdict);
-            if rec.timed_out {
-                self.timed_out.push(rec.id.clone());
-            }
-            if let Some(c) = &rec.baseline {
-                self.compared.push((rec.id.clone(), c.clone()));
-            }
-            self.reporter.event(&Event::CaseFinished(&rec));
+            self.tally(&rec);
         }
+    }
+
+    /// Count `rec` in the run's totals (its verdict, a timeout, its baseline comparison) and
+    /// report it.
+    fn tally(&mut self, rec: &CaseRecord) {
+        self.verdicts.push(rec.verdict);
+        if rec.timed_out {
+            self.timed_out.push(rec.id.clone());
+        }
+        if let Some(c) = &rec.baseline {
+            self.compared.push((rec.id.clone(), c.clone()));
+        }
+        self.reporter.event(&Event::CaseFinished(rec));
     }
 }
 
