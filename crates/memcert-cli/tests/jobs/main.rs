@@ -1,14 +1,16 @@
 //! `--jobs` and `--reset`: a run on several handlers at once gives the reports of a run on one,
 //! and a run whose sandboxes are reset by undo gives the reports of a run that lays out a fresh
-//! sandbox per case (issue 15). The JSON
-//! report of `--jobs 1` and of `--jobs 2` are equal once what no two runs share is taken out
+//! sandbox per case (issue 15). Two reports are equal once what no two runs share is taken out
 //! ([`comparable`]): the timing fields, the random names of a run's temp folders and canary
-//! token, and the summary's `jobs` (asserted apart: the handlers used). Race cases leak by chance, so they are compared as the set of their verdicts.
+//! token, and the summary's `jobs` (asserted apart: the handlers used). Race cases leak by
+//! chance, so they are compared as the set of their verdicts; a batch case by its verdict.
 //!
-//! Every run is `--level quick`. The Python handlers' runs leave out the race cases (a race that
-//! leaks in one run of the pinned SDK and not in the next would change the totals) and the
-//! 64 MiB files of `hazard/huge-file/*` (whether a handler still reading one is stopped after
-//! `READ_PATIENCE` depends on its speed, `target::stdio`: the same verdict, other steps).
+//! Runs are at `--level quick`, and the reference's and the pinned SDKs' at `standard` too. The
+//! Python and Node handlers' runs leave out the race cases (a race that leaks in one run of the
+//! pinned SDK and not in the next would change the totals) and the 64 MiB files of
+//! `hazard/huge-file/*` (whether a handler still reading one is stopped after `READ_PATIENCE`
+//! depends on its speed, `target::stdio`: the same verdict, other steps); the TypeScript SDK's
+//! also its batches ([`sdk_args`]).
 
 #[path = "../common/mod.rs"]
 mod common;
