@@ -5,7 +5,8 @@
 //! [`Reporter`]. It prints nothing itself.
 //!
 //! This module holds what a run is asked to do ([`Config`]), the choice of cases ([`select`])
-//! and the loop over them ([`run`]); the rest, one job per module: `lane` keeps a worker's sandbox from one case to the next (reset by undo), `pool` runs the loop over
+//! and the loop over them ([`run`]); the rest, one job per module: `lane` keeps a worker's
+//! sandbox from one case to the next (reset by undo), `pool` runs the loop over
 //! several targets at once ([`run_parallel`], which [`run`] is with one), `case` runs one case
 //! (preparation, commands, observation), `black_box` plans the set-up of black-box mode, `race`
 //! is the harness side of a race, `record` turns an observation into a [`CaseRecord`] and a run's
