@@ -30,7 +30,10 @@ fi
 cases=(--level quick --exclude 'race/*')
 # Every run here is --jobs 1: they compare verdicts given under --timeout, and the SIGTERM check
 # waits a fixed time; a pool of handlers would only add load to a shared machine.
-verdicts() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("\n".join(c["id"]+" "+c["verdict"] for c in r["cases"]))' "$1"; }
+# The TypeScript SDK runs a turn's tool calls at once, so which of batch/create-twice's two
+# creates wins is timing: PASS in one run, NON-STRICT in the next (README, below
+# "What the real SDK handlers get"). That case's verdict is left out of the comparison; its id is kept.
+verdicts() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("\n".join(c["id"]+" "+("(timing)" if c["id"]=="batch/create-twice" else c["verdict"]) for c in r["cases"]))' "$1"; }
 # same WHAT A B: the reports A (cargo-built) and B (package) exist, hold cases, and agree.
 same() {
   local a b
