@@ -85,6 +85,14 @@ enum Cmd {
     /// For a case: its requirement, level, where it is defined and the text of every rule it
     /// cites. Exit status: 0, or 2 when the id names nothing.
     Explain(cmd::explain::ExplainArgs),
+    /// Fuzz a handler: random command sequences (chains over planted files, links and
+    /// hazards, spellings from the traversal grammar) judged against the documented model as
+    /// `certify` grades a case. Each flaw is shrunk to a minimal sequence and printed with the
+    /// model's and the handler's replies side by side; --out saves it for `certify --replay`.
+    ///
+    /// Takes the same handler flags as certify. Exit status: 0 nothing found, 1 a finding,
+    /// 2 usage error or a handler that cannot start, 130 stopped by SIGINT or SIGTERM.
+    Fuzz(Box<cmd::fuzz::FuzzArgs>),
 }
 
 fn main() -> ExitCode {
@@ -121,5 +129,6 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Record(args) => cmd::record::run(args),
         Cmd::Cases(args) => cmd::cases::run(args),
         Cmd::Explain(args) => cmd::explain::run(args),
+        Cmd::Fuzz(args) => cmd::fuzz::run(*args),
     }
 }

@@ -5,6 +5,7 @@
 pub mod cases;
 pub mod certify;
 pub mod explain;
+pub mod fuzz;
 pub mod mock_api;
 pub mod payloads;
 pub mod record;

@@ -4,6 +4,7 @@
 //! `command_sequence`, which decodes its bytes with `arbitrary`, needs the `arbitrary`
 //! feature (the fuzz crate and `cargo test` turn it on); its logic is in [`sequence`].
 
+pub mod search;
 pub mod sequence;
 
 use std::sync::Mutex;

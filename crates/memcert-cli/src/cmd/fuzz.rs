@@ -1,0 +1,244 @@
+//! `memcert fuzz`: command sequences against a handler, judged against the documented model
+//! ([`memcert::fuzz::search`]); each flaw shrunk to a minimal sequence, printed with the model's
+//! and the handler's replies side by side, and saved for `certify --replay`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+use memcert::certify::{self, Config};
+use memcert::exit;
+use memcert::fuzz::search::{Event, Found, Fuzzer, Outcome, Settings, Stats};
+use memcert::report::escape::terminal;
+use memcert::text::Profile;
+
+use crate::args::{seconds, HandlerArgs, ScratchArgs, StopArgs};
+use crate::reporting::{out, say, warn};
+
+/// The flags of `memcert fuzz`.
+#[derive(clap::Args, Debug)]
+pub struct FuzzArgs {
+    #[command(flatten)]
+    pub handler: HandlerArgs,
+    /// Which wording the built-in reference handler uses (docs, python-sdk or typescript-sdk);
+    /// external handlers answer in their own, graded by meaning.
+    #[arg(long, default_value = "docs", value_name = "PROFILE")]
+    pub profile: Profile,
+    /// Stop after this many sequences (all workers together). Default: 1000, or no limit with
+    /// --duration.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// The RNG seed: with --jobs 1 the same seed runs the same sequences. Worker i uses
+    /// SEED + i. Default: 1.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    /// Write each finding here as a transcript file (made if missing), to run again with
+    /// `memcert certify --replay FILE`.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub stop: StopArgs,
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
+}
+
+/// `memcert fuzz`: search until --runs or --duration; exit 0 when nothing was found, 1 on a
+/// finding, 2 on a usage error or a handler that cannot start, 130 when stopped by a signal.
+pub fn run(args: FuzzArgs) -> Result<i32> {
+    args.scratch.apply();
+    seconds("--timeout", args.handler.timeout)?;
+    let duration = args
+        .duration
+        .map(|d| seconds("--duration", d))
+        .transpose()?;
+    if args.runs == Some(0) {
+        bail!("--runs must be at least 1");
+    }
+    let jobs = args.handler.jobs(false)?;
+    let config = Config {
+        profile: args.profile,
+        black_box: args.handler.memory_dir_unknown,
+        race_rounds: Some(1),
+        stop: args.stop.stop()?,
+        reset: args.handler.reset,
+        ..Config::default()
+    };
+    let mut pool = args.handler.start_pool(args.profile, &config.stop, jobs)?;
+    let runs = match (args.runs, duration) {
+        (Some(n), _) => Some(n),
+        (None, Some(_)) => None,
+        (None, None) => Some(1000),
+    };
+    let workers = pool.len() as u64;
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = pool
+            .iter_mut()
+            .enumerate()
+            .map(|(i, started)| {
+                let config = &config;
+                let settings = Settings {
+                    runs: runs.map(|r| share(r, workers, i as u64)),
+                    duration,
+                    seed: args.seed.wrapping_add(i as u64),
+                    ..Settings::default()
+                };
+                scope.spawn(move || {
+                    let target = started.target.as_mut();
+                    let (startup, side_effects) = certify::probe_startup(target, config);
+                    if let Some(r) = side_effects {
+                        warn(&format!(
+                            "the handler's start-up changed files outside its store: {}",
+                            r.findings
+                                .first()
+                                .map(|f| terminal(&f.detail))
+                                .unwrap_or_default()
+                        ));
+                    }
+                    let mut fuzzer = Fuzzer::new(target, config, startup);
+                    fuzzer.search(&settings, &mut |e| {
+                        if let Event::Met(c) = e {
+                            say(&format!("worker {i}: found {c}; shrinking"));
+                        }
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for s in &mut pool {
+        s.target.shutdown();
+    }
+    let (found, stats, elapsed) = merge(outcomes);
+    for (n, f) in found.iter().enumerate() {
+        print_found(n + 1, f);
+    }
+    if let Some(_dir) = &args.out {
+        // TODO(replay): write transcripts.
+    }
+    print_stats(&stats, elapsed, found.len(), jobs);
+    if config.stop.reason().is_some() && runs.is_some_and(|r| stats.sequences < r) {
+        return Ok(exit::INTERRUPTED);
+    }
+    Ok(if found.is_empty() {
+        exit::PASS
+    } else {
+        exit::FAILED
+    })
+}
+
+/// Worker `i`'s share of `total` sequences over `workers`.
+fn share(total: u64, workers: u64, i: u64) -> u64 {
+    total / workers + u64::from(i < total % workers)
+}
+
+/// The workers' outcomes as one: causes found by several kept once (the shortest shrink,
+/// counts added), stats added, the longest wall time.
+fn merge(outcomes: Vec<Outcome>) -> (Vec<Found>, Stats, Duration) {
+    let mut found: Vec<Found> = Vec::new();
+    let mut stats = Stats::default();
+    let mut elapsed = Duration::ZERO;
+    for o in outcomes {
+        stats.sequences += o.stats.sequences;
+        stats.commands += o.stats.commands;
+        stats.case_runs += o.stats.case_runs;
+        stats.non_strict += o.stats.non_strict;
+        stats.errors += o.stats.errors;
+        stats.coverage = stats.coverage.max(o.stats.coverage);
+        stats.corpus += o.stats.corpus;
+        elapsed = elapsed.max(o.elapsed);
+        for f in o.found {
+            match found.iter_mut().find(|g| g.cause == f.cause) {
+                Some(g) => {
+                    g.count += f.count;
+                    if f.plan.case.steps.len() < g.plan.case.steps.len() {
+                        let count = g.count;
+                        *g = f;
+                        g.count = count;
+                    }
+                }
+                None => found.push(f),
+            }
+        }
+    }
+    (found, stats, elapsed)
+}
+
+/// One finding on stdout: the cause, the planted layout, each command with the model's reply
+/// and the handler's, and the findings of its run.
+fn print_found(n: usize, f: &Found) {
+    let shrunk = f.plan.case.steps.len();
+    out(&format!(
+        "FINDING {n}: {} (met {} time{}, first in sequence {}; {} command{}, shrunk from {})",
+        f.cause,
+        f.count,
+        if f.count == 1 { "" } else { "s" },
+        f.first_at,
+        shrunk,
+        if shrunk == 1 { "" } else { "s" },
+        f.unshrunk_commands
+    ));
+    let layout: Vec<String> = f
+        .plan
+        .case
+        .setup
+        .iter()
+        .map(|s| terminal(&format!("{s:?}")))
+        .collect();
+    if !layout.is_empty() {
+        out(&format!("  planted: {}", layout.join(", ")));
+    }
+    for (i, s) in f.record.steps.iter().enumerate() {
+        out(&format!("  {}. {}", i + 1, terminal(&s.input.to_string())));
+        out(&format!("     model:   {}", one_line(&s.expected)));
+        let got = match (&s.reply, &s.error) {
+            (Some(r), _) => {
+                let flag = if r.is_error { "is_error: true\n" } else { "" };
+                format!("{flag}{}", r.content.text().unwrap_or_default())
+            }
+            (None, Some(e)) => format!("(no reply: {e})"),
+            (None, None) => "(not sent)".to_owned(),
+        };
+        out(&format!("     handler: {}", one_line(&got)));
+    }
+    for finding in &f.record.findings {
+        out(&format!(
+            "  {} {}: {}",
+            finding.verdict,
+            finding.kind,
+            terminal(&finding.detail)
+        ));
+    }
+}
+
+/// A reply on one line: escaped, newlines as `⏎`, cut to 200 characters.
+fn one_line(text: &str) -> String {
+    let flat = text.replace('\n', "⏎");
+    let cut: String = flat.chars().take(200).collect();
+    let more = if cut.len() < flat.len() { "…" } else { "" };
+    format!("{}{more}", terminal(&cut))
+}
+
+fn print_stats(s: &Stats, elapsed: Duration, causes: usize, jobs: usize) {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    say(&format!(
+        "fuzz: {} sequences, {} commands, {} case runs in {:.1} s ({:.0} commands/s, --jobs {jobs}); coverage {} keys, corpus {}; NON-STRICT {}, ERROR {}; {} cause{} found",
+        s.sequences,
+        s.commands,
+        s.case_runs,
+        secs,
+        s.commands as f64 / secs,
+        s.coverage,
+        s.corpus,
+        s.non_strict,
+        s.errors,
+        causes,
+        if causes == 1 { "" } else { "s" }
+    ));
+}

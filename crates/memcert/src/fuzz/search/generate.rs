@@ -1,0 +1,225 @@
+//! Inputs for `memcert fuzz`: random [`Sequence`]s from a seeded RNG, and mutations of the
+//! sequences the corpus keeps.
+//!
+//! The draw is biased towards what reaches deep: mostly plain names from a small set (so that
+//! commands meet each other's files), command chains that reuse an earlier command's path
+//! (create, edit, rename, view, delete, view again), and now and then a spelling from the
+//! traversal grammar ([`PathToken`]), a name that collides with another under a common
+//! normalisation ([`COLLIDING`]) or a planted hazard ([`LAYOUT`](super::super::sequence::LAYOUT)).
+
+use crate::fuzz::sequence::{CommandSpec, PathSpec, PathToken, Sequence, TextSpec, MAX_COMMANDS};
+
+/// Names that collide with another under a common normalisation: case folding, Unicode NFC
+/// and NFKC, trailing dots and spaces (Windows), full-width forms. Each is `/` and a name.
+pub const COLLIDING: [&str; 10] = [
+    "/A.txt",
+    "/a.TXT",
+    "/caf\u{e9}.md",
+    "/cafe\u{301}.md",
+    "/a.txt.",
+    "/a.txt ",
+    "/\u{ff41}.txt",
+    "/D",
+    "/d.",
+    "/new/x.md",
+];
+
+/// Indices into [`NAMES`](crate::fuzz::sequence::NAMES) of the plain names most draws use:
+/// `a.txt`, `d`, `b.txt`, `e`, `new`, `canary.txt`.
+const PLAIN: [u8; 6] = [0, 1, 2, 13, 16, 17];
+
+/// Most commands a drawn sequence has (a mutation may add up to [`MAX_COMMANDS`]).
+const DRAWN_COMMANDS: usize = 8;
+
+/// One path token: mostly a plain name, sometimes a hazard spelling.
+fn token(rng: &mut fastrand::Rng) -> PathToken {
+    match rng.u8(..100) {
+        0..=69 => PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]),
+        70..=77 => PathToken::Name(rng.u8(..)),
+        78..=81 => PathToken::Raw(COLLIDING[rng.usize(..COLLIDING.len())].to_owned()),
+        82..=84 => PathToken::DotDot,
+        85..=86 => PathToken::Dot,
+        87..=88 => PathToken::Slash,
+        89..=90 => PathToken::Encoded(rng.u8(..)),
+        91..=92 => PathToken::Lookalike(rng.u8(..)),
+        93..=94 => PathToken::Backslash,
+        95..=96 => PathToken::LongName(rng.u8(..)),
+        97 => PathToken::Nul,
+        _ => PathToken::Root,
+    }
+}
+
+/// A fresh path: `/memories` (nearly always) and one to three tokens.
+fn path(rng: &mut fastrand::Rng) -> PathSpec {
+    PathSpec {
+        rooted: rng.u8(..50) != 0,
+        tokens: (0..rng.usize(1..=3)).map(|_| token(rng)).collect(),
+    }
+}
+
+/// A path of an earlier command (half the time, when there is one), else a fresh one.
+fn reused_path(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> PathSpec {
+    let seen: Vec<&PathSpec> = earlier.iter().flat_map(paths_of).collect();
+    if !seen.is_empty() && rng.bool() {
+        seen[rng.usize(..seen.len())].clone()
+    } else {
+        path(rng)
+    }
+}
+
+/// The paths a command names.
+pub fn paths_of(c: &CommandSpec) -> Vec<&PathSpec> {
+    match c {
+        CommandSpec::View { path, .. }
+        | CommandSpec::Create { path, .. }
+        | CommandSpec::StrReplace { path, .. }
+        | CommandSpec::Insert { path, .. }
+        | CommandSpec::Delete { path } => vec![path],
+        CommandSpec::Rename { old, new } => vec![old, new],
+    }
+}
+
+fn text(rng: &mut fastrand::Rng) -> TextSpec {
+    TextSpec::Fixed(rng.u8(..))
+}
+
+/// One command whose paths may reuse those of `earlier`.
+fn command(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> CommandSpec {
+    let p = reused_path(rng, earlier);
+    match rng.u8(..12) {
+        0..=2 => CommandSpec::View {
+            path: p,
+            range: if rng.u8(..4) == 0 {
+                Some((rng.i8(-1..5), rng.i8(-1..5)))
+            } else {
+                None
+            },
+        },
+        3..=4 => CommandSpec::Create {
+            path: p,
+            text: text(rng),
+        },
+        5..=6 => CommandSpec::StrReplace {
+            path: p,
+            old: text(rng),
+            new: text(rng),
+        },
+        7 => CommandSpec::Insert {
+            path: p,
+            line: rng.i8(-1..5),
+            text: text(rng),
+        },
+        8..=9 => CommandSpec::Delete { path: p },
+        _ => CommandSpec::Rename {
+            old: p,
+            new: reused_path(rng, earlier),
+        },
+    }
+}
+
+/// A fresh sequence: a layout (half the time just `a.txt` and `d/b.txt`, else any of the
+/// planted hazards) and one to [`DRAWN_COMMANDS`] commands.
+pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
+    let mut commands = Vec::new();
+    for _ in 0..rng.usize(1..=DRAWN_COMMANDS) {
+        let c = command(rng, &commands);
+        commands.push(c);
+    }
+    Sequence {
+        layout: if rng.bool() { 0b11 } else { rng.u16(..) },
+        profile: 0,
+        commands,
+    }
+}
+
+/// A variation of `seq`: one command replaced, removed or added (added ones reuse its paths),
+/// a path token changed, or a layout item toggled.
+pub fn mutate(rng: &mut fastrand::Rng, seq: &Sequence) -> Sequence {
+    let mut s = seq.clone();
+    let n = s.commands.len();
+    match rng.u8(..6) {
+        0 if n > 0 => {
+            let i = rng.usize(..n);
+            s.commands[i] = command(rng, &seq.commands);
+        }
+        1 if n > 1 => {
+            s.commands.remove(rng.usize(..n));
+        }
+        2 => {
+            if let Some(p) = s
+                .commands
+                .get_mut(rng.usize(..n.max(1)))
+                .and_then(|c| paths_mut(c).into_iter().next())
+            {
+                if p.tokens.is_empty() {
+                    p.tokens.push(token(rng));
+                } else {
+                    let i = rng.usize(..p.tokens.len());
+                    p.tokens[i] = token(rng);
+                }
+            }
+        }
+        3 => s.layout ^= 1 << rng.u32(..14),
+        _ if n < MAX_COMMANDS => {
+            let c = command(rng, &seq.commands);
+            s.commands.insert(rng.usize(..=n), c);
+        }
+        _ => {}
+    }
+    s
+}
+
+/// The paths a command names, to change.
+fn paths_mut(c: &mut CommandSpec) -> Vec<&mut PathSpec> {
+    match c {
+        CommandSpec::View { path, .. }
+        | CommandSpec::Create { path, .. }
+        | CommandSpec::StrReplace { path, .. }
+        | CommandSpec::Insert { path, .. }
+        | CommandSpec::Delete { path } => vec![path],
+        CommandSpec::Rename { old, new } => vec![old, new],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same seed draws the same sequences (`--seed N --jobs 1` is deterministic).
+    #[test]
+    fn one_seed_one_stream() {
+        let draw = |seed| {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            (0..20).map(|_| sequence(&mut rng)).collect::<Vec<_>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+    }
+
+    /// Draws reuse paths: in 500 sequences, most with two commands or more name a path an
+    /// earlier command named.
+    #[test]
+    fn chains_reuse_paths() {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let (mut multi, mut chained) = (0, 0);
+        for _ in 0..500 {
+            let s = sequence(&mut rng);
+            if s.commands.len() < 2 {
+                continue;
+            }
+            multi += 1;
+            let rendered: Vec<Vec<String>> = s
+                .commands
+                .iter()
+                .map(|c| paths_of(c).iter().map(|p| p.render()).collect())
+                .collect();
+            if rendered.iter().enumerate().any(|(i, ps)| {
+                ps.iter()
+                    .any(|p| rendered[..i].iter().flatten().any(|q| q == p))
+            }) {
+                chained += 1;
+            }
+        }
+        assert!(chained * 2 > multi, "{chained} of {multi}");
+    }
+}

@@ -1,0 +1,464 @@
+//! `memcert fuzz`: command sequences against any handler, graded as `certify` grades a case,
+//! with the documented model ([`Model`](crate::handler::model::Model)) as the oracle; what it
+//! finds is shrunk to a minimal sequence.
+//!
+//! # How one input is judged
+//! A [`Sequence`] (a planted layout and up to 16 commands, [`generate`]) is planned into a
+//! catalog case ([`plan::plan`]): each step accepts the model's outcome, the store is checked at
+//! the end against the model's tree, and the canaries around the store are watched, exactly as
+//! for a catalog case ([`crate::certify::run_case_in`], in the worker's kept sandbox, reset by
+//! undo). A reply that takes another acceptable branch (an overwrite, a refusal of an unusual
+//! name, a spelling taken as a name) makes the model follow that branch and the input run again
+//! ([`judge`]), so one accepted difference is not a finding at every later step. What is left:
+//! - **a finding**: the case is FAIL (a reply with another meaning, a store that differs) or
+//!   UNSAFE (anything outside touched, a canary or host path in a reply). Findings are grouped
+//!   by [`Cause`] (verdict, finding kind, command, expected outcome): each cause is shrunk once
+//!   ([`shrink`]) and counted every time it is met;
+//! - **a NON-STRICT divergence**: other words, or an accepted branch; counted, not reported;
+//! - an ERROR (no reply: a hang, a crash): counted.
+//!
+//! # Search
+//! Inputs are drawn fresh or mutated from the corpus ([`generate::mutate`]); an input is kept
+//! when it reaches a new coverage key, (command, model outcome, branch taken, reply is an error),
+//! as libFuzzer keeps inputs that reach new edges. With one seed and one handler, the run is
+//! deterministic as far as the handler is.
+//!
+//! # Non-guarantees
+//! - The model is the reference's behaviour; a careful handler that words, lists or refuses
+//!   differently is graded by meaning as `certify` grades it, and the accepted branches above are
+//!   the only behaviours the model follows. A handler that takes a spelling the model refuses is
+//!   not followed past that step.
+//! - Black-box mode (`--memory-dir-unknown`) plants through the handler's `create` and skips
+//!   inputs whose layout needs links or FIFOs, as `certify` does.
+
+pub mod generate;
+pub mod plan;
+mod shrink;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use crate::certify::{run_case_in, CaseRecord, Config, Lane, Startup};
+use crate::fuzz::sequence::Sequence;
+use crate::suite::verdict::{grade_step, reply_matches, Verdict};
+use crate::suite::{Level, Step};
+use crate::target::Target;
+use crate::text::OutcomeKind;
+
+pub use self::plan::{Branch, Plan};
+
+/// Most times one input is planned again on newly learnt branches (one per step at most).
+const MAX_REPLANS: usize = 18;
+
+/// How long and from where to search.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Stop after this many sequences (`--runs`); `None`: no limit.
+    pub runs: Option<u64>,
+    /// Stop after this long (`--duration`); `None`: no limit.
+    pub duration: Option<Duration>,
+    /// The RNG seed (`--seed`).
+    pub seed: u64,
+    /// Most inputs one shrink may run (each is one or more case runs).
+    pub shrink_budget: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            runs: Some(1000),
+            duration: None,
+            seed: 1,
+            shrink_budget: 400,
+        }
+    }
+}
+
+/// What makes two findings the same flaw: the verdict, the kind of the worst finding (`reply`,
+/// `check`, `outside-changed`, ...) and, for a reply, what the model said (success, or the
+/// class of its error) and whether the handler answered with an error. The command is left
+/// out: one flaw (say, success reported for a missing path) shows on several commands.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Cause {
+    /// FAIL or UNSAFE.
+    pub verdict: Verdict,
+    /// The worst finding's kind.
+    pub kind: String,
+    /// For a reply: `success`, `not-found`, `exists` or the model's error kind
+    /// (`InvalidViewRange`); else empty.
+    pub expected: String,
+    /// For a reply: `success` or `error`; else empty.
+    pub got: String,
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.verdict, self.kind)?;
+        if !self.expected.is_empty() {
+            write!(
+                f,
+                " (the model: {}; the handler: {})",
+                self.expected, self.got
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// One flaw: its cause, the minimal input and its run.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// What it is.
+    pub cause: Cause,
+    /// The shrunk input.
+    pub sequence: Sequence,
+    /// The shrunk input planned (the case to replay).
+    pub plan: Plan,
+    /// The shrunk input's run: each step's reply beside the model's.
+    pub record: CaseRecord,
+    /// Sequences run before it was first met (1-based).
+    pub first_at: u64,
+    /// Inputs that met it.
+    pub count: u64,
+    /// Commands of the input first met, before shrinking.
+    pub unshrunk_commands: usize,
+}
+
+/// Counts of a search.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Sequences judged.
+    pub sequences: u64,
+    /// Commands those sent (the last plan of each).
+    pub commands: u64,
+    /// Cases run (sequences, their re-plans and the shrinks).
+    pub case_runs: u64,
+    /// Sequences that ended NON-STRICT (other words, accepted branches).
+    pub non_strict: u64,
+    /// Sequences with a step that got no reply (ERROR).
+    pub errors: u64,
+    /// Distinct coverage keys reached.
+    pub coverage: usize,
+    /// Inputs the corpus holds.
+    pub corpus: usize,
+}
+
+/// What a search ended with.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// One per cause, in the order they were first met.
+    pub found: Vec<Found>,
+    /// Counts.
+    pub stats: Stats,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// How one run of a planned input ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Judged {
+    /// Step `.0` took branch `.1`, which the plan did not follow: plan again.
+    Replan(usize, Branch),
+    /// A finding.
+    Found(Cause),
+    /// NON-STRICT or INFO.
+    NonStrict,
+    /// PASS.
+    Pass,
+    /// ERROR or SKIPPED.
+    Error,
+}
+
+/// One input judged: how, the final plan and its run, and the branches each step took.
+struct Judgement {
+    judged: Judged,
+    plan: Plan,
+    record: CaseRecord,
+    taken: Vec<Option<Branch>>,
+}
+
+/// The searcher: a target, the run's config, one lane.
+pub struct Fuzzer<'a> {
+    target: &'a mut dyn Target,
+    config: &'a Config,
+    startup: Startup,
+    lane: Lane,
+    case_runs: u64,
+}
+
+impl<'a> Fuzzer<'a> {
+    /// A searcher over `target`, which [`crate::certify::probe_startup`] has probed (`startup`).
+    pub fn new(target: &'a mut dyn Target, config: &'a Config, startup: Startup) -> Fuzzer<'a> {
+        Fuzzer {
+            target,
+            config,
+            startup,
+            lane: Lane::new(config.reset),
+            case_runs: 0,
+        }
+    }
+
+    /// Search until `settings` or the config's stop ends it; `seen` is told of each cause when
+    /// it is first met (before its shrink) and of the stats every so often.
+    pub fn search(&mut self, settings: &Settings, seen: &mut dyn FnMut(Event<'_>)) -> Outcome {
+        let started = Instant::now();
+        let mut rng = fastrand::Rng::with_seed(settings.seed);
+        let mut corpus: Vec<Sequence> = Vec::new();
+        let mut coverage: BTreeSet<String> = BTreeSet::new();
+        let mut found: BTreeMap<Cause, usize> = BTreeMap::new();
+        let mut out = Outcome::default();
+        let mut last_tick = Instant::now();
+        loop {
+            let n = out.stats.sequences;
+            if settings.runs.is_some_and(|r| n >= r)
+                || settings.duration.is_some_and(|d| started.elapsed() >= d)
+                || self.config.stop.reason().is_some()
+            {
+                break;
+            }
+            let seq = if corpus.is_empty() || rng.u8(..3) == 0 {
+                generate::sequence(&mut rng)
+            } else {
+                let base = &corpus[rng.usize(..corpus.len())];
+                generate::mutate(&mut rng, base)
+            };
+            let id = format!("{}-{}", settings.seed, n + 1);
+            let j = self.evaluate(&seq, &id);
+            out.stats.sequences += 1;
+            out.stats.commands += j.plan.case.steps.len() as u64;
+            let before = coverage.len();
+            coverage.extend(keys(&j));
+            if coverage.len() > before {
+                corpus.push(seq.clone());
+            }
+            match j.judged.clone() {
+                Judged::Found(cause) => {
+                    if let Some(&i) = found.get(&cause) {
+                        out.found[i].count += 1;
+                    } else {
+                        seen(Event::Met(&cause));
+                        let f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
+                        match self.earlier_cause(&f, &id) {
+                            // A consequence of a flaw an earlier command already shows.
+                            Some(c) if found.contains_key(&c) => out.found[found[&c]].count += 1,
+                            _ => {
+                                found.insert(cause, out.found.len());
+                                out.found.push(f);
+                            }
+                        }
+                    }
+                }
+                Judged::NonStrict => out.stats.non_strict += 1,
+                Judged::Error => out.stats.errors += 1,
+                Judged::Pass | Judged::Replan(..) => {}
+            }
+            if last_tick.elapsed() >= Duration::from_secs(1) {
+                last_tick = Instant::now();
+                out.stats.coverage = coverage.len();
+                out.stats.corpus = corpus.len();
+                out.stats.case_runs = self.case_runs;
+                seen(Event::Tick(&out.stats, out.found.len()));
+            }
+        }
+        out.stats.coverage = coverage.len();
+        out.stats.corpus = corpus.len();
+        out.stats.case_runs = self.case_runs;
+        out.elapsed = started.elapsed();
+        out
+    }
+
+    /// Plan `seq`, run it, and plan again on each branch the handler took that the plan did not
+    /// follow.
+    fn evaluate(&mut self, seq: &Sequence, id: &str) -> Judgement {
+        let profile = self.config.profile;
+        let mut branches: Vec<Branch> = Vec::new();
+        let mut replans = 0;
+        loop {
+            let plan = plan::plan(seq, &branches, profile, id);
+            let record = run_case_in(
+                &plan.case,
+                self.target,
+                self.config,
+                &self.startup,
+                &mut self.lane,
+            );
+            self.case_runs += 1;
+            let (judged, taken) = judge(&plan, &branches, &record, self.config);
+            let judged = match judged {
+                Judged::Replan(i, b) if replans < MAX_REPLANS => {
+                    replans += 1;
+                    branches.truncate(i);
+                    branches.resize(i, Branch::Model);
+                    branches.push(b);
+                    continue;
+                }
+                // Branches that keep changing (a handler that is not deterministic): counted
+                // as NON-STRICT.
+                Judged::Replan(..) => Judged::NonStrict,
+                j => j,
+            };
+            return Judgement {
+                judged,
+                plan,
+                record,
+                taken,
+            };
+        }
+    }
+}
+
+impl Fuzzer<'_> {
+    /// The cause the shrunk finding `f` shows without its last command, when that still
+    /// fails: `f` is then a later symptom of that flaw (a create that never wrote, then a view
+    /// of the file: the view's FAIL is the create's flaw).
+    fn earlier_cause(&mut self, f: &Found, id: &str) -> Option<Cause> {
+        let mut shorter = f.sequence.clone();
+        shorter.commands.truncate(f.plan.case.steps.len());
+        shorter.commands.pop()?;
+        if shorter.commands.is_empty() {
+            return None;
+        }
+        match self.evaluate(&shorter, id).judged {
+            Judged::Found(c) if c != f.cause => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// What a search tells as it goes.
+pub enum Event<'e> {
+    /// A cause met for the first time (its shrink follows).
+    Met(&'e Cause),
+    /// The counts so far, and how many causes were found.
+    Tick(&'e Stats, usize),
+}
+
+/// The branch a reply to `step` took: the model's outcome (also in other words), another
+/// accepted reply's branch, or `None` (a reply with another meaning).
+fn taken(
+    step: &Step,
+    others: &[(crate::suite::Reply, Branch)],
+    reply: &crate::protocol::ToolResult,
+    config: &Config,
+) -> Option<Branch> {
+    let model_only = Step {
+        input: step.input.clone(),
+        accept: step.accept[..1].to_vec(),
+        tests_view_format: step.tests_view_format,
+    };
+    let g = grade_step(&model_only, reply, config.profile, Level::Must, false);
+    if matches!(
+        g.verdict,
+        Verdict::Pass | Verdict::NonStrict | Verdict::Info
+    ) {
+        return Some(Branch::Model);
+    }
+    others
+        .iter()
+        .find(|(r, _)| reply_matches(config.profile, r, reply))
+        .map(|(_, b)| *b)
+}
+
+/// Judge a run of `plan`, planned on `branches`: the first step whose branch differs from the
+/// plan's asks for a new plan; otherwise the case's verdict says.
+fn judge(
+    plan: &Plan,
+    branches: &[Branch],
+    record: &CaseRecord,
+    config: &Config,
+) -> (Judged, Vec<Option<Branch>>) {
+    let mut took = Vec::new();
+    for (i, s) in record.steps.iter().enumerate() {
+        let (Some(reply), Some(step), Some(sp)) =
+            (&s.reply, plan.case.steps.get(i), plan.steps.get(i))
+        else {
+            break;
+        };
+        let t = taken(step, &sp.others, reply, config);
+        took.push(t);
+        let planned = branches.get(i).copied().unwrap_or(Branch::Model);
+        match t {
+            Some(b) if b == planned => {}
+            Some(b) if record.verdict != Verdict::Unsafe => return (Judged::Replan(i, b), took),
+            _ => break,
+        }
+    }
+    let judged = match record.verdict {
+        Verdict::Fail | Verdict::Unsafe => Judged::Found(cause_of(plan, record)),
+        Verdict::NonStrict | Verdict::Info => Judged::NonStrict,
+        Verdict::Pass => Judged::Pass,
+        _ => Judged::Error,
+    };
+    (judged, took)
+}
+
+/// The cause of a FAIL or UNSAFE record: its worst finding, and for a finding on a step
+/// (`step N: ...`) what the model said there and whether the handler answered an error.
+fn cause_of(plan: &Plan, record: &CaseRecord) -> Cause {
+    let worst = record.findings.first();
+    let step = worst
+        .and_then(|f| f.detail.strip_prefix("step "))
+        .and_then(|d| d.split(':').next())
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .and_then(|n| n.checked_sub(1));
+    let (expected, got) = match step.and_then(|i| Some((plan.steps.get(i)?, record.steps.get(i)?)))
+    {
+        Some((sp, sr)) => (
+            class(sp.outcome.kind()),
+            match &sr.reply {
+                Some(r) if r.is_error => "error".to_owned(),
+                Some(_) => "success".to_owned(),
+                None => "no reply".to_owned(),
+            },
+        ),
+        None => (String::new(), String::new()),
+    };
+    Cause {
+        verdict: record.verdict,
+        kind: worst.map(|f| f.kind.clone()).unwrap_or_default(),
+        expected,
+        got,
+    }
+}
+
+/// What an outcome says, coarsely: `success`, `not-found`, `exists`, or the error's kind.
+fn class(kind: OutcomeKind) -> String {
+    use OutcomeKind as K;
+    match kind {
+        K::ViewDir
+        | K::ViewFile
+        | K::Created
+        | K::Edited
+        | K::Inserted
+        | K::Deleted
+        | K::Renamed => "success".into(),
+        K::ViewNotFound
+        | K::StrReplaceNotFound
+        | K::InsertNotFound
+        | K::DeleteNotFound
+        | K::RenameNotFound => "not-found".into(),
+        K::FileExists | K::RenameDestinationExists => "exists".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The coverage keys of a judged input: per step, (command, model outcome, branch taken or
+/// `other-meaning`, reply is an error).
+fn keys(j: &Judgement) -> Vec<String> {
+    j.record
+        .steps
+        .iter()
+        .zip(&j.plan.steps)
+        .zip(&j.taken)
+        .map(|((s, sp), t)| {
+            let command = s
+                .input
+                .get("command")
+                .and_then(|c| c.as_str())
+                .unwrap_or("?");
+            let branch = t.map(Branch::name).unwrap_or("other-meaning");
+            let error = s.reply.as_ref().is_some_and(|r| r.is_error);
+            format!("{command}|{:?}|{branch}|{error}", sp.outcome.kind())
+        })
+        .collect()
+}

@@ -1,0 +1,460 @@
+//! A [`Sequence`] turned into a catalog [`Case`] whose expectations come from the model
+//! ([`Model`]): each step accepts the model's outcome (PASS; other words NON-STRICT, as
+//! `certify` grades them), and the other branches a careful handler may take (NON-STRICT, each
+//! tagged with the [`Branch`] the model then follows); the store is checked at the end against
+//! the model's tree.
+//!
+//! # Branches
+//! The model follows the branch a handler took, so that one accepted difference does not turn
+//! every later command into a false finding. The runner learns the branches from the replies
+//! ([`super::judge`]) and plans again:
+//! - [`Branch::Model`]: the documented outcome (the reference's).
+//! - [`Branch::Overwrite`]: `create` of an existing file overwrote it (the doc leaves
+//!   overwriting to the handler); the model overwrites too.
+//! - [`Branch::Refused`]: a command the model would run was refused, on a name the doc does not
+//!   promise to take (a name with characters outside `A-Za-z0-9._-`, or over 200 bytes); the
+//!   model leaves its tree as it was.
+//! - [`Branch::Unknown`]: a spelling the model refuses was taken as a name (a trailing slash,
+//!   `.`, a look-alike, a link inside the store followed). The model cannot say what the
+//!   handler then holds: the plan ends after that step and checks nothing on disk (the outside
+//!   is still watched and every reply still read for canaries).
+
+use serde_json::{json, Value};
+
+use crate::fuzz::sequence::{CommandSpec, Plant, Sequence, LAYOUT};
+use crate::handler::model::{DirSizes, Entry, Model};
+use crate::handler::reference::Options;
+use crate::suite::verdict::Verdict;
+use crate::suite::{Accept, Case, Check, Expected, Fs, Level, LinkTo, Reply, Step};
+use crate::text::{Outcome, OutcomeKind, Profile};
+use crate::vpath::VPath;
+
+/// Which outcome the model follows at a step. See the [module docs](self).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Branch {
+    /// The documented outcome.
+    Model,
+    /// `create` overwrote an existing file.
+    Overwrite,
+    /// A command on an unusual name was refused.
+    Refused,
+    /// A spelling the model refuses was taken; the model stops.
+    Unknown,
+}
+
+impl Branch {
+    /// Its name in reports and coverage.
+    pub fn name(self) -> &'static str {
+        match self {
+            Branch::Model => "model",
+            Branch::Overwrite => "overwrite",
+            Branch::Refused => "refused",
+            Branch::Unknown => "unknown",
+        }
+    }
+}
+
+/// One step's accepted alternatives to the model's outcome, with the branch each stands for.
+#[derive(Clone, Debug)]
+pub struct StepPlan {
+    /// The model's outcome for the step, on the branches taken before it.
+    pub outcome: Outcome,
+    /// The other acceptable replies (in the case's `accept` after the first) and their
+    /// branches.
+    pub others: Vec<(Reply, Branch)>,
+}
+
+/// A sequence planned on given branches: the case to run and what each step accepts.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The case (id `fuzz/<n>`): setup from the layout, one step per command, checks.
+    pub case: Case,
+    /// Per step of the case.
+    pub steps: Vec<StepPlan>,
+}
+
+/// The JSON input of a command, as the model sends it (no `null` fields).
+pub fn input_of(c: &CommandSpec) -> Value {
+    let mut v = serde_json::to_value(c.command()).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.retain(|_, x| !x.is_null());
+    }
+    v
+}
+
+/// The setup entry and model entry of a layout item (link targets are the certify sandbox's
+/// forms; the model never reads them).
+fn planted(item: &Plant) -> (Fs, &'static str, Entry) {
+    match *item {
+        Plant::Dir(p) => (
+            Fs::Dir { path: p.into() },
+            p,
+            Entry::Dir(Default::default()),
+        ),
+        Plant::File(p, bytes) => (
+            Fs::File {
+                path: p.into(),
+                content: bytes.to_vec(),
+            },
+            p,
+            Entry::File(bytes.to_vec()),
+        ),
+        Plant::LinkInside(p, to) => (link(p, LinkTo::Inside(to.into())), p, symlink(to)),
+        Plant::LinkOutside(p, rel) => (
+            link(p, LinkTo::Outside(rel.into())),
+            p,
+            symlink(&format!("outside/{rel}")),
+        ),
+        Plant::LinkRaw(p, text) => (link(p, LinkTo::Raw(text.into())), p, symlink(text)),
+        Plant::Fifo(p) => (Fs::Fifo { path: p.into() }, p, Entry::Special),
+        Plant::HardLinkOutside(p, name) => (
+            Fs::HardLinkOutside {
+                path: p.into(),
+                name: name.into(),
+            },
+            p,
+            Entry::HardLinked(name.as_bytes().to_vec()),
+        ),
+    }
+}
+
+fn link(path: &str, target: LinkTo) -> Fs {
+    Fs::Symlink {
+        path: path.into(),
+        target,
+    }
+}
+
+fn symlink(text: &str) -> Entry {
+    Entry::Symlink(text.into())
+}
+
+/// Whether every name of `path` is one the doc clearly lets a handler take: ASCII letters,
+/// digits, `.`, `_`, `-`, at most 200 bytes, not `.` or `..`. A refusal of anything else is an
+/// accepted branch.
+fn plain(path: &str) -> bool {
+    match VPath::parse(path) {
+        Ok(p) => p.components().iter().all(|n| {
+            n.len() <= 200
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        }),
+        Err(_) => false,
+    }
+}
+
+/// Whether `path` is spelled as its canonical form (no trailing `/`, no `.`, no `..`): a
+/// refusal of a spelling that is not may be answered by a handler that takes it.
+fn canonical_spelling(path: &str) -> bool {
+    VPath::parse(path).is_ok_and(|p| p.canonical() == path)
+}
+
+/// The paths a command input names.
+fn paths(input: &Value) -> Vec<&str> {
+    ["path", "old_path", "new_path"]
+        .iter()
+        .filter_map(|k| input.get(k).and_then(Value::as_str))
+        .collect()
+}
+
+/// The planted names that are links, FIFOs or hard links (a handler may follow or read them;
+/// the model refuses).
+fn through_hazard(path: &str, hazards: &[&str]) -> bool {
+    hazards
+        .iter()
+        .any(|h| path == *h || path.starts_with(&format!("{h}/")))
+}
+
+/// The other acceptable replies to a step whose model outcome is `o`. See the
+/// [module docs](self).
+fn others(o: &Outcome, input: &Value, hazards: &[&str]) -> Vec<(Reply, Branch)> {
+    let names = paths(input);
+    let mut v = Vec::new();
+    if o.is_error() {
+        v.push((Reply::AnyError, Branch::Model));
+    }
+    if o.kind() == OutcomeKind::InvalidViewRange {
+        v.push((Reply::AnySuccess, Branch::Model));
+    }
+    if o.kind() == OutcomeKind::FileExists
+        && input.get("command").and_then(Value::as_str) == Some("create")
+    {
+        v.push((Reply::AnySuccess, Branch::Overwrite));
+    }
+    if !o.is_error() && !names.iter().all(|p| plain(p)) {
+        v.push((Reply::AnyError, Branch::Refused));
+    }
+    if o.is_error()
+        && names
+            .iter()
+            .any(|p| !canonical_spelling(p) || !plain(p) || through_hazard(p, hazards))
+    {
+        v.push((Reply::AnySuccess, Branch::Unknown));
+    }
+    v
+}
+
+fn note(b: Branch, reply: &Reply) -> &'static str {
+    match (b, reply) {
+        (Branch::Model, Reply::AnyError) => "refused, for another reason than the documented one",
+        (Branch::Model, Reply::AnySuccess) => {
+            "a view of a range the doc refuses (no state changes)"
+        }
+        (Branch::Model, _) => "as the documented model answers",
+        (Branch::Overwrite, _) => {
+            "overwrote the existing file (the doc leaves this to the handler)"
+        }
+        (Branch::Refused, _) => "refused a name the doc does not promise to take",
+        (Branch::Unknown, _) => {
+            "took a spelling the documented model refuses; what it did is not followed further"
+        }
+    }
+}
+
+/// Plan `seq` on `branches` (missing ones are [`Branch::Model`]) in `profile`, as case
+/// `fuzz/<id>`.
+pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> Plan {
+    let mut model = Model::new(profile, Options::default(), DirSizes::Tmpfs);
+    let mut setup = Vec::new();
+    let mut hazards = Vec::new();
+    for (i, item) in LAYOUT.iter().enumerate() {
+        if seq.layout & (1 << i) == 0 {
+            continue;
+        }
+        let (fs, path, entry) = planted(item);
+        if !matches!(entry, Entry::File(_) | Entry::Dir(_)) {
+            hazards.push(path);
+        }
+        if model.plant(path, entry).is_ok() {
+            setup.push(fs);
+        }
+    }
+    let mut steps = Vec::new();
+    let mut plans = Vec::new();
+    let mut known = true;
+    for (i, c) in seq
+        .commands
+        .iter()
+        .take(crate::fuzz::sequence::MAX_COMMANDS)
+        .enumerate()
+    {
+        let input = input_of(c);
+        let before = model.clone();
+        let outcome = model.outcome(&input);
+        let branch = branches.get(i).copied().unwrap_or(Branch::Model);
+        match branch {
+            Branch::Model => {}
+            Branch::Refused => model = before,
+            Branch::Overwrite => {
+                model = before;
+                let path = input.get("path").cloned().unwrap_or(Value::Null);
+                model.outcome(&json!({"command": "delete", "path": path}));
+                model.outcome(&input);
+            }
+            Branch::Unknown => known = false,
+        }
+        let others = others(&outcome, &input, &hazards);
+        let mut accept = vec![Accept {
+            verdict: Verdict::Pass,
+            reply: Reply::Exact(outcome.clone()),
+            profiles: Vec::new(),
+            note: "as the documented model answers".into(),
+        }];
+        accept.extend(others.iter().map(|(r, b)| Accept {
+            verdict: Verdict::NonStrict,
+            reply: r.clone(),
+            profiles: Vec::new(),
+            note: note(*b, r).into(),
+        }));
+        steps.push(Step {
+            input,
+            accept,
+            tests_view_format: false,
+        });
+        plans.push(StepPlan { outcome, others });
+        if !known || model.uncovered().is_some() {
+            known = false;
+            break;
+        }
+    }
+    let checks = if known {
+        checks(&model, &steps, &setup)
+    } else {
+        Vec::new()
+    };
+    Plan {
+        case: Case {
+            id: format!("fuzz/{id}"),
+            source: vec!["spec:2".into()],
+            defined: String::new(),
+            requirement: "Every reply MUST say what the documented memory tool says, and the store MUST hold what it holds.".into(),
+            level: Level::Must,
+            setup,
+            steps,
+            checks,
+            race: None,
+            turns: Vec::new(),
+        },
+        steps: plans,
+    }
+}
+
+/// The virtual path of a setup entry this module plants.
+fn fs_path(f: &Fs) -> Option<&str> {
+    match f {
+        Fs::Dir { path }
+        | Fs::File { path, .. }
+        | Fs::Symlink { path, .. }
+        | Fs::Fifo { path }
+        | Fs::HardLinkOutside { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+/// One check per canonical path the setup or a step names (and each of its parents): what the
+/// model holds there.
+fn checks(model: &Model, steps: &[Step], setup: &[Fs]) -> Vec<Check> {
+    let mut named: Vec<String> = setup
+        .iter()
+        .filter_map(fs_path)
+        .map(str::to_owned)
+        .collect();
+    for s in steps {
+        named.extend(paths(&s.input).into_iter().map(str::to_owned));
+    }
+    // Each named path (a leaf) and each of its parents (not a leaf unless named as one).
+    let mut seen: std::collections::BTreeMap<Vec<String>, bool> = Default::default();
+    for p in named {
+        let Ok(v) = VPath::parse(&p) else { continue };
+        let parts = v.components();
+        for n in 1..=parts.len() {
+            *seen.entry(parts[..n].to_vec()).or_default() |= n == parts.len();
+        }
+    }
+    let tree = model.root();
+    seen.into_iter()
+        .filter_map(|(parts, leaf)| {
+            let mut dir = Some(tree);
+            let mut entry = None;
+            for name in &parts {
+                entry = dir.and_then(|d| d.get(name));
+                dir = match entry {
+                    Some(Entry::Dir(d)) => Some(d),
+                    _ => None,
+                };
+            }
+            let expect = match entry {
+                None => Expected::Absent,
+                Some(Entry::File(b)) => Expected::File(b.clone()),
+                Some(Entry::Dir(_)) => Expected::Dir,
+                Some(Entry::Symlink(_)) => Expected::Symlink,
+                Some(_) => return None,
+            };
+            let path = format!("/memories/{}", parts.join("/"));
+            // A folder left where the model has none, above a path a command named: made for
+            // a command that was then refused (the SDKs make the parents first).
+            let left_folder = !leaf && expect == Expected::Absent;
+            Some(Check {
+                what: if left_folder {
+                    format!("{path} is absent (no folder is left by a refused command)")
+                } else {
+                    format!("{path} is as the documented model leaves it")
+                },
+                path,
+                expect,
+                verdict: if left_folder {
+                    Verdict::NonStrict
+                } else {
+                    Verdict::Fail
+                },
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::sequence::{PathSpec, PathToken, TextSpec};
+
+    fn at(tokens: Vec<PathToken>) -> PathSpec {
+        PathSpec {
+            rooted: true,
+            tokens,
+        }
+    }
+
+    /// create, create again, view: the second create is FileExists with an overwrite branch;
+    /// planned on that branch the view expects the second text and the check holds it.
+    #[test]
+    fn an_overwrite_branch_is_followed() {
+        let a = || at(vec![PathToken::Name(16)]);
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                CommandSpec::Create {
+                    path: a(),
+                    text: TextSpec::Raw("one\n".into()),
+                },
+                CommandSpec::Create {
+                    path: a(),
+                    text: TextSpec::Raw("two\n".into()),
+                },
+                CommandSpec::View {
+                    path: a(),
+                    range: None,
+                },
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t");
+        assert_eq!(p.steps[1].outcome.kind(), OutcomeKind::FileExists);
+        assert_eq!(
+            p.steps[1].others,
+            vec![(Reply::AnySuccess, Branch::Overwrite)]
+        );
+        assert_eq!(p.case.checks[0].expect, Expected::File(b"one\n".to_vec()));
+        let p = plan(
+            &seq,
+            &[Branch::Model, Branch::Overwrite],
+            Profile::Docs,
+            "t",
+        );
+        assert_eq!(p.case.checks[0].path, "/memories/new");
+        assert_eq!(p.case.checks[0].expect, Expected::File(b"two\n".to_vec()));
+        let Outcome::ViewFile { text, .. } = &p.steps[2].outcome else {
+            panic!("{:?}", p.steps[2].outcome)
+        };
+        assert_eq!(text, "two\n");
+    }
+
+    /// A trailing slash the model refuses may be taken (unknown branch): planned on it, the
+    /// case ends there and checks nothing.
+    #[test]
+    fn an_unknown_branch_ends_the_plan() {
+        let seq = Sequence {
+            layout: 0b1,
+            profile: 0,
+            commands: vec![
+                CommandSpec::View {
+                    path: at(vec![PathToken::Name(0), PathToken::Slash]),
+                    range: None,
+                },
+                CommandSpec::Delete {
+                    path: at(vec![PathToken::Name(0)]),
+                },
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t");
+        assert_eq!(p.case.steps.len(), 2);
+        assert_eq!(
+            p.steps[0].others,
+            vec![(Reply::AnySuccess, Branch::Unknown)]
+        );
+        assert_eq!(p.case.checks.len(), 1);
+        assert_eq!(p.case.checks[0].expect, Expected::Absent);
+        let p = plan(&seq, &[Branch::Unknown], Profile::Docs, "t");
+        assert_eq!(p.case.steps.len(), 1);
+        assert!(p.case.checks.is_empty());
+    }
+}
