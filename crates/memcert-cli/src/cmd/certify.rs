@@ -120,6 +120,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         stop: args.stop.stop()?,
         keep_reply_bytes: None,
         reset: args.handler.reset,
+        known: Vec::new(),
     })
 }
 
