@@ -12,12 +12,20 @@
 //! handler behind the stdio protocol.
 //!
 //! [`choose`] picks the transcripts of a `certify --app` or `snapshot --app` run: a folder, one
-//! file or the built-in ones, narrowed by case-id globs.
+//! file or the built-in ones, narrowed by case-id globs. [`load_replay`] reads those of
+//! `certify --replay`, run against a handler as cases `replay/<id>` ([`Transcript::to_case_as`]
+//! with [`REPLAY_PREFIX`]).
 //!
 //! # Guarantees
 //! - [`Transcript::load`] rejects unknown fields, an unknown `format`, a turn that is neither
-//!   tool_use nor final text, a final text that is not last, and a `tool_use` that accepts
-//!   nothing; the error names the file and, where serde can, the field, line and column.
+//!   tool_use nor final text, a final text that is not last, a `tool_use` that accepts
+//!   nothing, a [`Setup`] item or [`StoreCheck`] that breaks its rule (content or expectation
+//!   given other than exactly once, a `symlink_inside` aimed outside `/memories`, a
+//!   `hard_link_outside` name that climbs); the error names the file and, where serde can, the
+//!   field, line and column.
+//! - A well-formed [`Transcript`] serialized with serde (`serde_json::to_string`) parses back
+//!   to the same value, [`Transcript::file`] (not serialized) apart: the fields left out when
+//!   empty are the ones read back as empty.
 //!
 //! # Non-guarantees
 //! - Recorded `tool_use` ids are kept for reference only: the mock serves its own ids, which
@@ -38,13 +46,21 @@ use memcert::suite::{Accept, Case, Check, Expected, Fs, Level, LinkTo, Step};
 /// The only format this version reads.
 pub const FORMAT: &str = "memcert-transcript/1";
 
+/// The first segment of a transcript's case id in `certify --app` and `snapshot --app` runs:
+/// `app/<transcript id>`.
+pub const APP_PREFIX: &str = "app";
+
+/// The first segment of a transcript's case id in `certify --replay` runs:
+/// `replay/<transcript id>`.
+pub const REPLAY_PREFIX: &str = "replay";
+
 /// One recorded conversation. See the module docs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Transcript {
     /// Always [`FORMAT`].
     pub format: String,
-    /// Kebab-case slug; the case id is `app/<id>`.
+    /// Kebab-case slug; the case id is `app/<id>` (`replay/<id>` with `certify --replay`).
     pub id: String,
     /// The one sentence under test, with MUST or SHOULD.
     pub requirement: String,
@@ -106,7 +122,9 @@ fn memory() -> String {
     "memory".to_owned()
 }
 
-/// Something laid out in the store (virtual paths, `/memories/...`).
+/// Something laid out in the store (virtual paths, `/memories/...`), in order, parents made
+/// as needed; JSON `{"kind": "<snake_case variant>", ...fields}`. Each maps to one
+/// [`memcert::suite::Fs`] item ([`Transcript::to_case`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Setup {
@@ -115,12 +133,17 @@ pub enum Setup {
         /// Virtual path.
         path: String,
     },
-    /// A UTF-8 file and its parents.
+    /// A regular file and its parents, its content given as exactly one of `text` and `bytes`
+    /// ([`Setup::file`] picks).
     File {
         /// Virtual path.
         path: String,
-        /// Content.
-        text: String,
+        /// Content, as UTF-8 text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// Content, as bytes (a JSON array of numbers 0 to 255), for content that is not UTF-8.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<Vec<u8>>,
     },
     /// A symlink to `outside/<to>` beside the store (a canary area; `""` is `outside/`).
     SymlinkOutside {
@@ -129,20 +152,163 @@ pub enum Setup {
         /// Path under `outside/`.
         to: String,
     },
+    /// A symlink to the host path of a virtual path inside the store (an absolute link that
+    /// stays inside).
+    SymlinkInside {
+        /// Virtual path of the link.
+        path: String,
+        /// The virtual path it points at: `/memories` or `/memories/...`, without `.` or `..`
+        /// names; it need not exist.
+        to: String,
+    },
+    /// A symlink with this exact link text, planted as is (relative, dangling, a loop).
+    SymlinkRaw {
+        /// Virtual path of the link.
+        path: String,
+        /// The link text, e.g. `nowhere/at/all` or `../../outside/canary.txt`.
+        target: String,
+    },
+    /// A FIFO (named pipe).
+    Fifo {
+        /// Virtual path.
+        path: String,
+    },
+    /// A hard link to the outside canary file `outside/<name>` (made, holding the canary
+    /// token, when the sandbox has no such file; the sandbox has `canary.txt`, `secret.txt`
+    /// and `hard-source.txt`).
+    HardLinkOutside {
+        /// Virtual path of the link.
+        path: String,
+        /// The file's path under `outside/`: relative, without `.` or `..` names.
+        name: String,
+    },
 }
 
-/// What must hold in the store after the app ended (a FAIL when it does not).
+impl Setup {
+    /// A [`Setup::File`] holding `content`: as `text` when it is UTF-8, else as `bytes`.
+    pub fn file(path: impl Into<String>, content: &[u8]) -> Setup {
+        let (text, bytes) = match std::str::from_utf8(content) {
+            Ok(t) => (Some(t.to_owned()), None),
+            Err(_) => (None, Some(content.to_vec())),
+        };
+        Setup::File {
+            path: path.into(),
+            text,
+            bytes,
+        }
+    }
+
+    /// The catalog form of this item.
+    fn to_fs(&self) -> Fs {
+        match self.clone() {
+            Setup::Dir { path } => Fs::Dir { path },
+            Setup::File { path, text, bytes } => Fs::File {
+                path,
+                content: bytes
+                    .or_else(|| text.map(String::into_bytes))
+                    .unwrap_or_default(),
+            },
+            Setup::SymlinkOutside { path, to } => Fs::Symlink {
+                path,
+                target: LinkTo::Outside(to),
+            },
+            Setup::SymlinkInside { path, to } => Fs::Symlink {
+                path,
+                target: LinkTo::Inside(to),
+            },
+            Setup::SymlinkRaw { path, target } => Fs::Symlink {
+                path,
+                target: LinkTo::Raw(target),
+            },
+            Setup::Fifo { path } => Fs::Fifo { path },
+            Setup::HardLinkOutside { path, name } => Fs::HardLinkOutside { path, name },
+        }
+    }
+
+    /// What breaks a rule of the format: the field and why; `None` when it is well formed.
+    fn invalid(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Setup::File { text, bytes, .. } if text.is_some() == bytes.is_some() => {
+                Some(("", "give exactly one of `text` and `bytes`"))
+            }
+            Setup::SymlinkInside { to, .. }
+                if !(to == "/memories" || to.starts_with("/memories/"))
+                    || to.split('/').any(|n| n == "." || n == "..") =>
+            {
+                Some((
+                    "to",
+                    "must be /memories or a path below it, without `.` or `..` names",
+                ))
+            }
+            Setup::HardLinkOutside { name, .. }
+                if name
+                    .split('/')
+                    .any(|n| n.is_empty() || n == "." || n == "..") =>
+            {
+                Some((
+                    "name",
+                    "must be a relative path under outside/, without empty, `.` or `..` names",
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What must hold in the store after the app ended (a FAIL when it does not): exactly one of
+/// `text`, `bytes`, `absent: true` and `dir: true`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreCheck {
     /// Virtual path, never followed if it is a link.
     pub path: String,
-    /// The file's exact content; absent with `absent: true`.
+    /// A regular file with exactly this content, as UTF-8 text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// Nothing may be there.
+    /// A regular file with exactly this content, as bytes (a JSON array of numbers 0 to 255).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Vec<u8>>,
+    /// Nothing may be there (not even a dangling link).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub absent: bool,
+    /// A directory must be there (not a link to one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dir: bool,
+}
+
+impl StoreCheck {
+    /// A check that `path` is a regular file holding `content`: as `text` when it is UTF-8,
+    /// else as `bytes`.
+    pub fn file(path: impl Into<String>, content: &[u8]) -> StoreCheck {
+        let (text, bytes) = match std::str::from_utf8(content) {
+            Ok(t) => (Some(t.to_owned()), None),
+            Err(_) => (None, Some(content.to_vec())),
+        };
+        StoreCheck {
+            path: path.into(),
+            text,
+            bytes,
+            absent: false,
+            dir: false,
+        }
+    }
+
+    /// What it requires, and the catalog check's description.
+    fn expected(&self) -> (Expected, String) {
+        let path = &self.path;
+        match (&self.bytes, &self.text) {
+            (Some(b), _) => (
+                Expected::File(b.clone()),
+                format!("{path} holds what the conversation wrote"),
+            ),
+            (None, Some(t)) => (
+                Expected::File(t.clone().into_bytes()),
+                format!("{path} holds what the conversation wrote"),
+            ),
+            (None, None) if self.dir => (Expected::Dir, format!("{path} is a folder")),
+            (None, None) => (Expected::Absent, format!("{path} is gone")),
+        }
+    }
 }
 
 /// Why a transcript could not be loaded.
@@ -179,6 +345,16 @@ pub enum TranscriptError {
     /// A folder without any `*.json` transcript.
     #[error("{0}: no *.json transcript in this folder")]
     Empty(PathBuf),
+    /// Two transcripts of one run ([`load_replay`]) have the same id, so their cases would too.
+    #[error("{first} and {second} have the same id {id:?}; give each transcript its own id")]
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// The file read first ([`Transcript::file`]).
+        first: String,
+        /// The file read second.
+        second: String,
+    },
 }
 
 impl Transcript {
@@ -243,11 +419,22 @@ impl Transcript {
                 }
             }
         }
+        for (i, s) in t.setup.iter().enumerate() {
+            if let Some((field, why)) = s.invalid() {
+                let at = if field.is_empty() {
+                    format!("setup[{i}]")
+                } else {
+                    format!("setup[{i}].{field}")
+                };
+                return Err(invalid(at, why));
+            }
+        }
         for (i, c) in t.checks.iter().enumerate() {
-            if c.absent == c.text.is_some() {
+            let given = [c.text.is_some(), c.bytes.is_some(), c.absent, c.dir];
+            if given.iter().filter(|g| **g).count() != 1 {
                 return Err(invalid(
                     format!("checks[{i}]"),
-                    "give exactly one of `text` and `absent: true`",
+                    "give exactly one of `text`, `bytes`, `absent: true` and `dir: true`",
                 ));
             }
         }
@@ -360,9 +547,14 @@ impl Transcript {
         .collect()
     }
 
-    /// The case id: `app/<id>`.
+    /// The case id of `certify --app`: `app/<id>` ([`APP_PREFIX`]).
     pub fn case_id(&self) -> String {
-        format!("app/{}", self.id)
+        self.case_id_in(APP_PREFIX)
+    }
+
+    /// The case id under `prefix`: `<prefix>/<id>` (`replay/<id>` with [`REPLAY_PREFIX`]).
+    pub fn case_id_in(&self, prefix: &str) -> String {
+        format!("{prefix}/{}", self.id)
     }
 
     /// Every `tool_use` of the transcript in order, with its turn number (0-based).
@@ -373,32 +565,26 @@ impl Transcript {
             .flat_map(|(i, t)| t.tool_use.iter().map(move |u| (i, u)))
     }
 
-    /// The transcript as a catalog case: one step per `tool_use`, in order; setup and checks
-    /// mapped to their catalog forms (a failed check is FAIL); the turns kept as
+    /// The transcript as the catalog case `app/<id>` of `certify --app`: see
+    /// [`Transcript::to_case_as`].
+    pub fn to_case(&self) -> Case {
+        self.to_case_as(APP_PREFIX)
+    }
+
+    /// The transcript as a catalog case with the id `<prefix>/<id>` (`app`: [`APP_PREFIX`],
+    /// `replay`: [`REPLAY_PREFIX`]): one step per `tool_use`, in order; setup and checks mapped
+    /// to their catalog forms ([`Setup`] to [`Fs`]; a check to [`Expected::File`],
+    /// [`Expected::Absent`] or [`Expected::Dir`], a failed one FAIL); the turns kept as
     /// [`Case::turns`] when one holds several calls (each such turn is sent together, like a
     /// batch case, the others one call at a time).
-    pub fn to_case(&self) -> Case {
+    pub fn to_case_as(&self, prefix: &str) -> Case {
         Case {
-            id: self.case_id(),
+            id: self.case_id_in(prefix),
             source: self.source.clone(),
             defined: self.file.clone(),
             requirement: self.requirement.clone(),
             level: self.level,
-            setup: self
-                .setup
-                .iter()
-                .map(|s| match s {
-                    Setup::Dir { path } => Fs::Dir { path: path.clone() },
-                    Setup::File { path, text } => Fs::File {
-                        path: path.clone(),
-                        content: text.clone().into_bytes(),
-                    },
-                    Setup::SymlinkOutside { path, to } => Fs::Symlink {
-                        path: path.clone(),
-                        target: LinkTo::Outside(to.clone()),
-                    },
-                })
-                .collect(),
+            setup: self.setup.iter().map(Setup::to_fs).collect(),
             steps: self
                 .tool_uses()
                 .map(|(_, u)| Step {
@@ -410,17 +596,14 @@ impl Transcript {
             checks: self
                 .checks
                 .iter()
-                .map(|c| Check {
-                    path: c.path.clone(),
-                    expect: match &c.text {
-                        Some(t) => Expected::File(t.clone().into_bytes()),
-                        None => Expected::Absent,
-                    },
-                    verdict: Verdict::Fail,
-                    what: match &c.text {
-                        Some(_) => format!("{} holds what the conversation wrote", c.path),
-                        None => format!("{} is gone", c.path),
-                    },
+                .map(|c| {
+                    let (expect, what) = c.expected();
+                    Check {
+                        path: c.path.clone(),
+                        expect,
+                        verdict: Verdict::Fail,
+                        what,
+                    }
                 })
                 .collect(),
             race: None,
@@ -439,6 +622,36 @@ impl Transcript {
             },
         }
     }
+}
+
+/// The transcripts of `certify --replay PATH...` (also `snapshot` and `cases`), in the order
+/// given: each path a transcript file, or a folder whose `*.json` files are all transcripts,
+/// read in file-name order. Their cases are [`Transcript::to_case_as`] with [`REPLAY_PREFIX`].
+///
+/// # Errors
+/// The first path that cannot be loaded ([`TranscriptError::Read`], [`TranscriptError::Parse`],
+/// [`TranscriptError::Invalid`], [`TranscriptError::Empty`] for a folder without `*.json`), or
+/// [`TranscriptError::DuplicateId`] naming the two files of the first id read twice.
+pub fn load_replay(paths: &[PathBuf]) -> Result<Vec<Transcript>, TranscriptError> {
+    let mut all: Vec<Transcript> = Vec::new();
+    for path in paths {
+        let loaded = if path.is_dir() {
+            Transcript::load_dir(path)?
+        } else {
+            vec![Transcript::load(path)?]
+        };
+        for t in loaded {
+            if let Some(first) = all.iter().find(|o| o.id == t.id) {
+                return Err(TranscriptError::DuplicateId {
+                    id: t.id,
+                    first: first.file.clone(),
+                    second: t.file,
+                });
+            }
+            all.push(t);
+        }
+    }
+    Ok(all)
 }
 
 /// The transcripts a `certify --app` or `snapshot --app` run takes ([`choose`]).
@@ -596,6 +809,315 @@ mod tests {
         let mut v = minimal();
         v["format"] = "memcert-transcript/9".into();
         assert!(parse(v).unwrap_err().to_string().contains("format"));
+    }
+
+    /// `minimal()` with this setup and these checks.
+    fn with(setup: Value, checks: Value) -> Value {
+        let mut v = minimal();
+        v["setup"] = setup;
+        v["checks"] = checks;
+        v
+    }
+
+    #[test]
+    fn every_setup_kind_parses_and_maps_to_its_catalog_item() {
+        let t = parse(with(
+            serde_json::json!([
+                {"kind": "dir", "path": "/memories/d"},
+                {"kind": "file", "path": "/memories/a.txt", "text": "alpha\n"},
+                {"kind": "file", "path": "/memories/bin.dat", "bytes": [255, 254, 10]},
+                {"kind": "symlink_outside", "path": "/memories/out", "to": ""},
+                {"kind": "symlink_inside", "path": "/memories/in", "to": "/memories/d"},
+                {"kind": "symlink_raw", "path": "/memories/dang", "target": "nowhere/at/all"},
+                {"kind": "fifo", "path": "/memories/fifo"},
+                {"kind": "hard_link_outside", "path": "/memories/hard.txt", "name": "hard-source.txt"}
+            ]),
+            serde_json::json!([]),
+        ))
+        .unwrap();
+        let path = |p: &str| p.to_owned();
+        assert_eq!(
+            t.to_case().setup,
+            [
+                Fs::Dir {
+                    path: path("/memories/d")
+                },
+                Fs::File {
+                    path: path("/memories/a.txt"),
+                    content: b"alpha\n".to_vec()
+                },
+                Fs::File {
+                    path: path("/memories/bin.dat"),
+                    content: vec![0xff, 0xfe, b'\n']
+                },
+                Fs::Symlink {
+                    path: path("/memories/out"),
+                    target: LinkTo::Outside(String::new())
+                },
+                Fs::Symlink {
+                    path: path("/memories/in"),
+                    target: LinkTo::Inside(path("/memories/d"))
+                },
+                Fs::Symlink {
+                    path: path("/memories/dang"),
+                    target: LinkTo::Raw(path("nowhere/at/all"))
+                },
+                Fs::Fifo {
+                    path: path("/memories/fifo")
+                },
+                Fs::HardLinkOutside {
+                    path: path("/memories/hard.txt"),
+                    name: path("hard-source.txt")
+                },
+            ]
+        );
+        assert_eq!(
+            Setup::file("/memories/bin.dat", b"\xff\xfe\n"),
+            t.setup[2],
+            "bytes that are not UTF-8 are given as bytes"
+        );
+        assert_eq!(Setup::file("/memories/a.txt", b"alpha\n"), t.setup[1]);
+    }
+
+    #[test]
+    fn setup_items_that_break_a_rule_are_refused_with_their_field() {
+        let refused = |item: Value| {
+            parse(with(
+                serde_json::json!([{"kind": "dir", "path": "/memories/d"}, item]),
+                serde_json::json!([]),
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        let both = "t.json: setup[1]: give exactly one of `text` and `bytes`";
+        assert_eq!(
+            refused(serde_json::json!({"kind": "file", "path": "/memories/f"})),
+            both
+        );
+        assert_eq!(
+            refused(
+                serde_json::json!({"kind": "file", "path": "/memories/f", "text": "a", "bytes": [97]})
+            ),
+            both
+        );
+        let inside =
+            "t.json: setup[1].to: must be /memories or a path below it, without `.` or `..` names";
+        for to in [
+            "/etc",
+            "/memoriesX",
+            "memories/d",
+            "/memories/../x",
+            "/memories/./d",
+        ] {
+            assert_eq!(
+                refused(
+                    serde_json::json!({"kind": "symlink_inside", "path": "/memories/l", "to": to})
+                ),
+                inside,
+                "{to}"
+            );
+        }
+        let outside = "t.json: setup[1].name: must be a relative path under outside/, without empty, `.` or `..` names";
+        for name in ["", "/etc/passwd", "../canary.txt", "sub//x", "sub/"] {
+            assert_eq!(
+                refused(
+                    serde_json::json!({"kind": "hard_link_outside", "path": "/memories/h", "name": name})
+                ),
+                outside,
+                "{name:?}"
+            );
+        }
+        let e = refused(serde_json::json!({"kind": "fifo", "path": "/memories/p", "to": "x"}));
+        assert!(
+            e.starts_with("t.json: unknown field `to`, expected `path`"),
+            "{e}"
+        );
+        let e = refused(serde_json::json!({"kind": "socket", "path": "/memories/s"}));
+        assert!(e.starts_with("t.json: unknown variant `socket`, expected one of `dir`, `file`, `symlink_outside`, `symlink_inside`, `symlink_raw`, `fifo`, `hard_link_outside`"), "{e}");
+        // Inside links may point at the root itself, outside links at a nested canary.
+        assert!(parse(with(
+            serde_json::json!([
+                {"kind": "symlink_inside", "path": "/memories/l", "to": "/memories"},
+                {"kind": "hard_link_outside", "path": "/memories/h", "name": "sub/inner.txt"}
+            ]),
+            serde_json::json!([])
+        ))
+        .is_ok());
+    }
+
+    #[test]
+    fn checks_map_to_a_file_bytes_a_folder_or_nothing() {
+        let t = parse(with(
+            serde_json::json!([]),
+            serde_json::json!([
+                {"path": "/memories/a.txt", "text": "alpha\n"},
+                {"path": "/memories/bin.dat", "bytes": [255, 10]},
+                {"path": "/memories/d", "dir": true},
+                {"path": "/memories/gone", "absent": true}
+            ]),
+        ))
+        .unwrap();
+        let checks: Vec<(String, Expected, Verdict, String)> = t
+            .to_case()
+            .checks
+            .into_iter()
+            .map(|c| (c.path, c.expect, c.verdict, c.what))
+            .collect();
+        let row =
+            |p: &str, e: Expected, what: &str| (p.to_owned(), e, Verdict::Fail, what.to_owned());
+        assert_eq!(
+            checks,
+            [
+                row(
+                    "/memories/a.txt",
+                    Expected::File(b"alpha\n".to_vec()),
+                    "/memories/a.txt holds what the conversation wrote"
+                ),
+                row(
+                    "/memories/bin.dat",
+                    Expected::File(vec![0xff, b'\n']),
+                    "/memories/bin.dat holds what the conversation wrote"
+                ),
+                row("/memories/d", Expected::Dir, "/memories/d is a folder"),
+                row("/memories/gone", Expected::Absent, "/memories/gone is gone"),
+            ]
+        );
+        assert_eq!(
+            StoreCheck::file("/memories/bin.dat", b"\xff\n"),
+            t.checks[1]
+        );
+        assert_eq!(StoreCheck::file("/memories/a.txt", b"alpha\n"), t.checks[0]);
+        let one = "t.json: checks[0]: give exactly one of `text`, `bytes`, `absent: true` and `dir: true`";
+        for bad in [
+            serde_json::json!({"path": "/memories/d"}),
+            serde_json::json!({"path": "/memories/d", "dir": true, "absent": true}),
+            serde_json::json!({"path": "/memories/d", "dir": true, "text": ""}),
+            serde_json::json!({"path": "/memories/d", "bytes": [], "text": ""}),
+        ] {
+            let e = parse(with(serde_json::json!([]), serde_json::json!([bad]))).unwrap_err();
+            assert_eq!(e.to_string(), one, "{bad}");
+        }
+    }
+
+    /// A transcript serialized with serde reads back as the same transcript (the fuzzer writes
+    /// its findings so).
+    #[test]
+    fn transcripts_written_with_serde_parse_back_unchanged() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/transcripts");
+        let mut all = Transcript::load_dir(&dir).unwrap();
+        all.extend(Transcript::load_dir(&dir.join("../replay")).unwrap());
+        let mut made = parse(minimal()).unwrap();
+        made.setup = vec![
+            Setup::file("/memories/bin.dat", b"\xff\n"),
+            Setup::file("/memories/a.txt", b"a\n"),
+            Setup::SymlinkInside {
+                path: "/memories/in".into(),
+                to: "/memories/d".into(),
+            },
+            Setup::SymlinkRaw {
+                path: "/memories/dang".into(),
+                target: "nowhere".into(),
+            },
+            Setup::Fifo {
+                path: "/memories/fifo".into(),
+            },
+            Setup::HardLinkOutside {
+                path: "/memories/hard.txt".into(),
+                name: "hard-source.txt".into(),
+            },
+        ];
+        made.checks = vec![
+            StoreCheck::file("/memories/bin.dat", b"\xff\n"),
+            StoreCheck {
+                path: "/memories/d".into(),
+                text: None,
+                bytes: None,
+                absent: false,
+                dir: true,
+            },
+        ];
+        all.push(made);
+        for t in all {
+            let text = serde_json::to_string_pretty(&t).unwrap();
+            let back = Transcript::parse(&text, Path::new(&t.file)).unwrap();
+            assert_eq!(
+                serde_json::to_value(&back).unwrap(),
+                serde_json::to_value(&t).unwrap(),
+                "{}",
+                t.file
+            );
+            assert_eq!(back.setup, t.setup, "{}", t.file);
+            assert_eq!(back.checks, t.checks, "{}", t.file);
+            assert_eq!(
+                serde_json::to_value(back.to_case()).unwrap(),
+                serde_json::to_value(t.to_case()).unwrap(),
+                "{}",
+                t.file
+            );
+        }
+    }
+
+    #[test]
+    fn replay_cases_are_named_replay_and_keep_everything_else() {
+        let t = parse(minimal()).unwrap();
+        let (app, replay) = (t.to_case(), t.to_case_as(REPLAY_PREFIX));
+        assert_eq!(app.id, "app/x");
+        assert_eq!(replay.id, "replay/x");
+        assert_eq!(t.case_id_in(REPLAY_PREFIX), "replay/x");
+        let mut same = serde_json::to_value(&replay).unwrap();
+        same["id"] = "app/x".into();
+        assert_eq!(same, serde_json::to_value(&app).unwrap());
+    }
+
+    #[test]
+    fn replay_loads_files_and_folders_in_order_and_refuses_one_id_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, id: &str| {
+            let mut v = minimal();
+            v["id"] = id.into();
+            let p = dir.path().join(name);
+            std::fs::write(&p, v.to_string()).unwrap();
+            p
+        };
+        let folder = dir.path().join("f");
+        std::fs::create_dir(&folder).unwrap();
+        let b = write("f/b.json", "bee");
+        let a = write("f/a.json", "ay");
+        std::fs::write(folder.join("notes.txt"), "not a transcript").unwrap();
+        let one = write("one.json", "one");
+        let ids = |paths: &[PathBuf]| -> Vec<String> {
+            load_replay(paths)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.id)
+                .collect()
+        };
+        assert_eq!(ids(&[one.clone(), folder.clone()]), ["one", "ay", "bee"]);
+        assert_eq!(ids(&[folder.clone(), one.clone()]), ["ay", "bee", "one"]);
+        let again = write("again.json", "bee");
+        let e = load_replay(&[folder.clone(), again.clone()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} and {} have the same id \"bee\"; give each transcript its own id",
+                b.display(),
+                again.display()
+            )
+        );
+        let e = load_replay(&[a.clone(), a.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("have the same id \"ay\""), "{e}");
+        let missing = dir.path().join("missing.json");
+        let e = load_replay(&[missing.clone()]).unwrap_err();
+        assert_eq!(e.to_string(), format!("cannot read {}", missing.display()));
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let e = load_replay(&[empty.clone()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: no *.json transcript in this folder", empty.display())
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! [`Selection`], a [`HandlerSpec`], an app run's [`AppConfig`], the file reports), with the
 //! library's typed errors worded in terms of these flags.
 //!
-//! - [`SelectArgs`] (`--level`, `--cases`, `--exclude`): `certify`, `snapshot`, `cases`;
+//! - [`SelectArgs`] (`--level`, `--cases`, `--exclude`, `--replay`): `certify`, `snapshot`,
+//!   `cases`;
 //! - [`HandlerArgs`] (`--python`, `--node`, `--stdio`, ..., `--jobs`): `certify`, `snapshot`;
 //! - [`AppArgs`] (`--app`, `--memory-dir`, `--transcripts`, ...): `certify`, `snapshot`;
 //! - [`GradeArgs`] (`--profile`, `--strict`, `--fail-on`): `certify`, `mock-api`;
@@ -85,6 +86,13 @@ pub struct SelectArgs {
     /// Leave out cases whose id matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Also run these transcripts (docs/transcripts.md) as regression cases, after the level's:
+    /// a transcript file, or a folder of *.json transcripts taken in file-name order
+    /// (repeatable; files in the order given). Case ids are `replay/<transcript id>`, which
+    /// --cases/--exclude select too (`--cases 'replay/*'` runs only them). Not with --app,
+    /// which takes transcripts with --transcripts.
+    #[arg(long, value_name = "PATH")]
+    pub replay: Vec<PathBuf>,
 }
 
 impl SelectArgs {
@@ -96,21 +104,50 @@ impl SelectArgs {
         }
     }
 
-    /// The level's cases that --cases/--exclude keep; none is an error.
+    /// The level's cases, then those of --replay, that --cases/--exclude keep; none is an
+    /// error, as is a --replay file that cannot be loaded.
     pub fn cases(&self) -> Result<Vec<Case>> {
-        self.selection().cases().map_err(|e| {
+        Ok(self.cases_and_known()?.0)
+    }
+
+    /// [`SelectArgs::cases`], and the ids of every --replay case, kept or not (they exist, for
+    /// `Config::known`).
+    pub fn cases_and_known(&self) -> Result<(Vec<Case>, Vec<String>)> {
+        let replay = self.replay_cases()?;
+        let known = replay.iter().map(|c| c.id.clone()).collect();
+        let cases = self.selection().cases_and(replay).map_err(|e| {
             select_error(
                 e,
                 "no case matches --cases/--exclude; `memcert cases` lists the ids",
             )
-        })
+        })?;
+        Ok((cases, known))
     }
 
-    /// The level's cases that --cases/--exclude keep, possibly none (a listing).
+    /// The level's cases, then those of --replay, that --cases/--exclude keep, possibly none
+    /// (a listing).
     pub fn matching(&self) -> Result<Vec<Case>> {
         self.selection()
-            .matching()
+            .matching_and(self.replay_cases()?)
             .map_err(|e| select_error(e, "no case matches --cases/--exclude"))
+    }
+
+    /// The cases of the --replay transcripts (`replay/<id>`), in the order given.
+    fn replay_cases(&self) -> Result<Vec<Case>> {
+        let transcripts = transcript::load_replay(&self.replay).context("--replay")?;
+        Ok(transcripts
+            .iter()
+            .map(|t| t.to_case_as(transcript::REPLAY_PREFIX))
+            .collect())
+    }
+
+    /// Refuse --replay in a run of --app (`app`), which takes its transcripts with
+    /// --transcripts.
+    pub fn check_app(&self, app: bool) -> Result<()> {
+        if app && !self.replay.is_empty() {
+            bail!("--replay runs transcripts against a handler, not with --app; give an app its transcripts with --transcripts");
+        }
+        Ok(())
     }
 }
 

@@ -43,7 +43,16 @@ impl Selection {
     /// [`SelectError::Glob`] for a glob that does not parse, [`SelectError::NoCase`] when the
     /// globs leave nothing.
     pub fn cases(&self) -> Result<Vec<Case>, SelectError> {
-        narrow(catalog::for_level(self.level), &self.include, &self.exclude)
+        self.cases_and(Vec::new())
+    }
+
+    /// The level's cases, then `extra` (cases from elsewhere, such as the transcripts of
+    /// `memcert certify --replay`), that the globs keep, in that order; none is an error.
+    ///
+    /// # Errors
+    /// As [`Selection::cases`].
+    pub fn cases_and(&self, extra: Vec<Case>) -> Result<Vec<Case>, SelectError> {
+        narrow(self.with(extra), &self.include, &self.exclude)
     }
 
     /// The level's cases the globs keep, in catalog order; possibly none (a listing).
@@ -51,8 +60,23 @@ impl Selection {
     /// # Errors
     /// [`SelectError::Glob`] for a glob that does not parse (never [`SelectError::NoCase`]).
     pub fn matching(&self) -> Result<Vec<Case>, SelectError> {
-        certify::select(catalog::for_level(self.level), &self.include, &self.exclude)
-            .map_err(SelectError::Glob)
+        self.matching_and(Vec::new())
+    }
+
+    /// The level's cases, then `extra`, that the globs keep, in that order; possibly none (a
+    /// listing).
+    ///
+    /// # Errors
+    /// As [`Selection::matching`].
+    pub fn matching_and(&self, extra: Vec<Case>) -> Result<Vec<Case>, SelectError> {
+        certify::select(self.with(extra), &self.include, &self.exclude).map_err(SelectError::Glob)
+    }
+
+    /// The level's cases followed by `extra`.
+    fn with(&self, extra: Vec<Case>) -> Vec<Case> {
+        let mut all = catalog::for_level(self.level);
+        all.extend(extra);
+        all
     }
 }
 
@@ -73,4 +97,47 @@ pub fn narrow(
         return Err(SelectError::NoCase);
     }
     Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case from elsewhere, named `replay/x`.
+    fn extra() -> Case {
+        let mut c = catalog::for_level(RunLevel::Quick).remove(0);
+        c.id = "replay/x".into();
+        c
+    }
+
+    #[test]
+    fn extra_cases_come_after_the_level_and_the_globs_select_them_too() {
+        let quick = Selection {
+            level: RunLevel::Quick,
+            ..Selection::default()
+        };
+        let all = quick.cases_and(vec![extra()]).unwrap();
+        assert_eq!(all.len(), catalog::for_level(RunLevel::Quick).len() + 1);
+        assert_eq!(all.last().map(|c| c.id.as_str()), Some("replay/x"));
+        let only = Selection {
+            include: vec!["replay/*".into()],
+            ..quick.clone()
+        };
+        let ids: Vec<String> = only
+            .cases_and(vec![extra()])
+            .unwrap()
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(ids, ["replay/x"]);
+        assert!(matches!(only.cases(), Err(SelectError::NoCase)));
+        assert!(only.matching().unwrap().is_empty());
+        let without = Selection {
+            exclude: vec!["replay/*".into()],
+            ..quick
+        };
+        let kept = without.matching_and(vec![extra()]).unwrap();
+        assert_eq!(kept.len(), catalog::for_level(RunLevel::Quick).len());
+        assert!(kept.iter().all(|c| c.id != "replay/x"));
+    }
 }

@@ -73,6 +73,7 @@ pub struct CertifyArgs {
 /// `memcert certify`: check the flags and files, then run the catalog or, with --app, the app,
 /// until it ends or SIGINT, SIGTERM or --deadline stops it.
 pub fn run(mut args: CertifyArgs) -> Result<i32> {
+    args.select.check_app(args.app.app.is_some())?;
     args.scratch.apply();
     if args.reports.sarif.is_some() {
         args.reports.sarif_uri = Some(crate::anchor::anchor(
@@ -120,6 +121,7 @@ fn config(args: &CertifyArgs) -> Result<Config> {
         stop: args.stop.stop()?,
         keep_reply_bytes: None,
         reset: args.handler.reset,
+        known: Vec::new(),
     })
 }
 
@@ -172,7 +174,8 @@ impl<E: std::error::Error> std::error::Error for Flagged<E> {
 /// The catalog cases --level/--cases/--exclude select, against `jobs` handlers at once
 /// (`--jobs`).
 fn run_catalog(args: &CertifyArgs, config: Config, jobs: usize) -> Result<i32> {
-    let cases = args.select.cases()?;
+    let (cases, known) = args.select.cases_and_known()?;
+    let config = Config { known, ..config };
     let h = &args.handler;
     if h.python.is_none() && h.node.is_none() && h.stdio.is_none() {
         // A run in the wrong folder (its memcert.toml one level up) must not pass unnoticed.
@@ -329,6 +332,18 @@ mod tests {
         assert_eq!(a.handler.python.as_deref(), Some("m:C"));
         assert_eq!(a.grade.profile, Profile::PythonSdk);
         assert_eq!(a.select.cases, ["view/*"]);
+        assert!(a.select.replay.is_empty());
+        let cli = Cli::try_parse_from([
+            "memcert", "certify", "--replay", "a.json", "--replay", "findings",
+        ])
+        .unwrap();
+        let Cmd::Certify(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(
+            a.select.replay,
+            [PathBuf::from("a.json"), PathBuf::from("findings")]
+        );
         assert_eq!(
             a.handler.max_reply_bytes,
             memcert::target::stdio::DEFAULT_MAX_REPLY_BYTES

@@ -42,6 +42,7 @@ pub struct SnapshotArgs {
 /// `memcert snapshot`: run the cases (or, with --app, the transcripts through the app) and
 /// write one snapshot per case.
 pub fn run(args: SnapshotArgs) -> Result<i32> {
+    args.select.check_app(args.app.app.is_some())?;
     args.scratch.apply();
     let jobs = args.handler.jobs(args.app.app.is_some())?;
     let config = Config {

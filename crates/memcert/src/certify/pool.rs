@@ -122,9 +122,14 @@ pub fn run_parallel(
     summary.jobs = 1 + helpers.len();
     summary.timed_out = timed_out;
     summary.timeout_ms = target.timeout().map(|t| t.as_millis() as u64);
-    summary.retired = retired(&summary.unused);
+    summary.retired = retired(&summary.unused, &config.known);
     if let Snapshots::Compare(b) = &config.snapshots {
-        summary.baseline = Some(snapshots::baseline_summary(b, &cases[..ran], &compared));
+        summary.baseline = Some(snapshots::baseline_summary(
+            b,
+            &cases[..ran],
+            &compared,
+            &config.known,
+        ));
     }
     summary.peak_memory_kib = peak_memory_kib();
     reporter.event(&Event::Finished(&summary));

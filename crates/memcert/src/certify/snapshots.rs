@@ -82,12 +82,13 @@ pub(super) fn case_comparison(
 }
 
 /// The totals of a comparison with `baseline`: the run's comparisons, and every snapshot whose
-/// case was not run: STALE when memcert's catalog (every level) no longer has the case, else not
-/// run.
+/// case was not run: STALE when neither memcert's catalog (every level) nor `known`
+/// ([`super::Config::known`]) has the case, else not run.
 pub(super) fn baseline_summary(
     baseline: &Baseline,
     cases: &[Case],
     compared: &[(String, Comparison)],
+    known: &[String],
 ) -> BaselineSummary {
     let run: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
     baseline_summary_of(baseline, &run, compared, &|left| {
@@ -95,6 +96,7 @@ pub(super) fn baseline_summary(
             crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full)
                 .into_iter()
                 .map(|c| c.id)
+                .chain(known.iter().cloned())
                 .collect();
         left.iter().map(|id| all.contains(*id)).collect()
     })
