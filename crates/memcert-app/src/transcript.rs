@@ -184,6 +184,95 @@ pub enum Setup {
     },
 }
 
+/// A case as a transcript (what `memcert fuzz --out` writes, replayed with `certify --replay`):
+/// one turn per step, then a final text turn; its setup and its FAIL checks kept. `None` when
+/// the case plants what a transcript cannot (a socket, a numbered-lines file, a link to a
+/// sibling folder, anything at the root). Checks of another verdict, and checks that a path is
+/// a link, are left out: they never make a case FAIL.
+pub fn transcript_of(case: &Case, id: &str, user: &str) -> Option<Transcript> {
+    let setup = case
+        .setup
+        .iter()
+        .map(|f| {
+            Some(match f {
+                Fs::Dir { path } => Setup::Dir { path: path.clone() },
+                Fs::File { path, content } => Setup::file(path.clone(), content),
+                Fs::Symlink { path, target } => match target {
+                    LinkTo::Outside(to) => Setup::SymlinkOutside {
+                        path: path.clone(),
+                        to: to.clone(),
+                    },
+                    LinkTo::Inside(to) => Setup::SymlinkInside {
+                        path: path.clone(),
+                        to: to.clone(),
+                    },
+                    LinkTo::Raw(t) => Setup::SymlinkRaw {
+                        path: path.clone(),
+                        target: t.clone(),
+                    },
+                    _ => return None,
+                },
+                Fs::Fifo { path } => Setup::Fifo { path: path.clone() },
+                Fs::HardLinkOutside { path, name } => Setup::HardLinkOutside {
+                    path: path.clone(),
+                    name: name.clone(),
+                },
+                _ => return None,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let checks = case
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Fail)
+        .filter_map(|c| {
+            let mut check = StoreCheck {
+                path: c.path.clone(),
+                text: None,
+                bytes: None,
+                absent: false,
+                dir: false,
+            };
+            match &c.expect {
+                Expected::File(b) => check = StoreCheck::file(c.path.clone(), b),
+                Expected::Absent => check.absent = true,
+                Expected::Dir => check.dir = true,
+                Expected::Symlink => return None,
+            }
+            Some(check)
+        })
+        .collect();
+    let mut turns: Vec<Turn> = case
+        .steps
+        .iter()
+        .map(|s| Turn {
+            text: None,
+            tool_use: vec![ToolUse {
+                id: None,
+                name: "memory".into(),
+                input: s.input.clone(),
+                accept: s.accept.clone(),
+            }],
+        })
+        .collect();
+    turns.push(Turn {
+        text: Some("Done.".into()),
+        tool_use: Vec::new(),
+    });
+    Some(Transcript {
+        format: FORMAT.into(),
+        id: id.into(),
+        requirement: case.requirement.clone(),
+        level: case.level,
+        source: case.source.clone(),
+        setup,
+        user: user.into(),
+        turns,
+        checks,
+        file: String::new(),
+    })
+}
+
 impl Setup {
     /// A [`Setup::File`] holding `content`: as `text` when it is UTF-8, else as `bytes`.
     pub fn file(path: impl Into<String>, content: &[u8]) -> Setup {

@@ -119,8 +119,8 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
     for (n, f) in found.iter().enumerate() {
         print_found(n + 1, f);
     }
-    if let Some(_dir) = &args.out {
-        // TODO(replay): write transcripts.
+    if let Some(dir) = &args.out {
+        save(dir, &found)?;
     }
     print_stats(&stats, elapsed, found.len(), jobs);
     if config.stop.reason().is_some() && runs.is_some_and(|r| stats.sequences < r) {
@@ -131,6 +131,36 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
     } else {
         exit::FAILED
     })
+}
+
+/// Write each finding to `dir` as `fuzz-<n>.json`, a transcript for `certify --replay`, and
+/// say where; made if missing. A finding a transcript cannot hold is said, not written.
+fn save(dir: &std::path::Path, found: &[Found]) -> Result<()> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--out {}: cannot make it", dir.display()))?;
+    for (n, f) in found.iter().enumerate() {
+        let id = format!("fuzz-{}", n + 1);
+        let user = format!("memcert fuzz finding: {}", f.cause);
+        let Some(t) = memcert_app::transcript::transcript_of(&f.plan.case, &id, &user) else {
+            warn(&format!(
+                "finding {}: its layout cannot be written as a transcript",
+                n + 1
+            ));
+            continue;
+        };
+        let path = dir.join(format!("{id}.json"));
+        let text = serde_json::to_string_pretty(&t)?;
+        std::fs::write(&path, text + "\n")
+            .with_context(|| format!("--out: cannot write {}", path.display()))?;
+        say(&format!(
+            "finding {} saved: {} (replay: memcert certify --replay {} --cases 'replay/*' ...)",
+            n + 1,
+            terminal(&path.display().to_string()),
+            terminal(&path.display().to_string())
+        ));
+    }
+    Ok(())
 }
 
 /// Worker `i`'s share of `total` sequences over `workers`.

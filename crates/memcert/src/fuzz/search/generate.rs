@@ -57,13 +57,26 @@ fn path(rng: &mut fastrand::Rng) -> PathSpec {
     }
 }
 
-/// A path of an earlier command (half the time, when there is one), else a fresh one.
+/// When there is an earlier command: its path (45%), that path's parent (20%: a folder
+/// deleted or renamed under files a command met) or a child of it (15%); else a fresh path.
 fn reused_path(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> PathSpec {
     let seen: Vec<&PathSpec> = earlier.iter().flat_map(paths_of).collect();
-    if !seen.is_empty() && rng.bool() {
-        seen[rng.usize(..seen.len())].clone()
-    } else {
-        path(rng)
+    if seen.is_empty() {
+        return path(rng);
+    }
+    let mut p = seen[rng.usize(..seen.len())].clone();
+    match rng.u8(..100) {
+        0..=44 => p,
+        45..=64 if p.tokens.len() > 1 => {
+            p.tokens.pop();
+            p
+        }
+        65..=79 if p.tokens.len() < 4 => {
+            p.tokens
+                .push(PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]));
+            p
+        }
+        _ => path(rng),
     }
 }
 
@@ -118,10 +131,10 @@ fn command(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> CommandSpec {
 }
 
 /// A fresh sequence: a layout (half the time just `a.txt` and `d/b.txt`, else any of the
-/// planted hazards) and one to [`DRAWN_COMMANDS`] commands.
+/// planted hazards) and two to [`DRAWN_COMMANDS`] commands.
 pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
     let mut commands = Vec::new();
-    for _ in 0..rng.usize(1..=DRAWN_COMMANDS) {
+    for _ in 0..rng.usize(2..=DRAWN_COMMANDS) {
         let c = command(rng, &commands);
         commands.push(c);
     }

@@ -1,0 +1,137 @@
+//! `memcert fuzz` end to end: nothing found on the reference; on a stateful handler written
+//! from the docs alone (`fixtures/handlers/stateful/`), whose flaw the catalog misses, the
+//! flaw is found with seed 1 and an empty corpus, shrunk to three commands, saved, and
+//! replayed by `certify --replay` with the same verdict.
+
+#[path = "../common/mod.rs"]
+mod common;
+use common::*;
+
+const STALE: &str =
+    "fixtures/handlers/stateful/stale_after_folder_delete.py:StaleAfterFolderDeleteMemoryTool";
+
+/// The search's last stderr line (`memcert: fuzz: N sequences, ...`).
+fn summary(err: &str) -> &str {
+    err.lines()
+        .rev()
+        .find(|l| l.starts_with("memcert: fuzz: "))
+        .unwrap_or("")
+}
+
+#[test]
+fn the_reference_gives_no_finding() {
+    let (code, out, err) = memcert(&["fuzz", "--runs", "150", "--seed", "1", "--jobs", "1"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out, "");
+    let s = summary(&err);
+    assert!(s.starts_with("memcert: fuzz: 150 sequences, "), "{err}");
+    assert!(s.contains("NON-STRICT 0, ERROR 0; 0 causes found"), "{err}");
+}
+
+#[test]
+fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
+    let py = python();
+    // The catalog misses it.
+    let (code, out, err) = memcert(&[
+        "certify",
+        "--python",
+        STALE,
+        "--python-exe",
+        &py,
+        "--jobs",
+        "1",
+        "--level",
+        "quick",
+        "--exclude",
+        "race/*",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let found = dir.path().join("found");
+    let (code, out, err) = memcert(&[
+        "fuzz",
+        "--python",
+        STALE,
+        "--python-exe",
+        &py,
+        "--runs",
+        "200",
+        "--seed",
+        "1",
+        "--jobs",
+        "1",
+        "--out",
+        found.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with(
+            "FINDING 1: FAIL reply (the model: not-found; the handler: success) (met "
+        ),
+        "{out}"
+    );
+    assert!(lines[0].ends_with("; 3 commands, shrunk from 6)"), "{out}");
+    assert!(!out.contains("FINDING 2"), "{out}");
+    // The three commands: a file in a folder, the folder deleted, the file viewed.
+    let commands: Vec<serde_json::Value> = lines
+        .iter()
+        .filter_map(|l| l.trim_start().split_once(". {"))
+        .map(|(_, rest)| serde_json::from_str(&format!("{{{rest}")).unwrap())
+        .collect();
+    let kinds: Vec<&str> = commands
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["create", "delete", "view"], "{out}");
+    let file = commands[0]["path"].as_str().unwrap();
+    let folder = commands[1]["path"].as_str().unwrap();
+    assert!(file.starts_with(&format!("{folder}/")), "{out}");
+    assert_eq!(commands[2]["path"], commands[0]["path"], "{out}");
+    assert!(summary(&err).ends_with("; 1 cause found"), "{err}");
+
+    // The saved finding, replayed: the same FAIL on the same step.
+    let saved = found.join("fuzz-1.json");
+    let report = dir.path().join("r.json");
+    let (code, out, err) = memcert(&[
+        "certify",
+        "--python",
+        STALE,
+        "--python-exe",
+        &py,
+        "--jobs",
+        "1",
+        "--replay",
+        saved.to_str().unwrap(),
+        "--cases",
+        "replay/*",
+        "--report-json",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let case = &r["cases"][0];
+    assert_eq!(case["id"], "replay/fuzz-1");
+    assert_eq!(case["verdict"], "FAIL");
+    let first = &case["findings"][0];
+    assert_eq!(first["kind"], "reply");
+    assert!(
+        first["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("step 3: reported success ("),
+        "{first}"
+    );
+    // And the reference passes it.
+    let (code, out, err) = memcert(&[
+        "certify",
+        "--jobs",
+        "1",
+        "--replay",
+        saved.to_str().unwrap(),
+        "--cases",
+        "replay/*",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+}
