@@ -49,8 +49,28 @@ fn token(rng: &mut fastrand::Rng) -> PathToken {
     }
 }
 
-/// A fresh path: `/memories` (nearly always) and one to three tokens.
+/// The texts of the traversal payload corpus (`memcert payloads`), made once.
+fn payloads() -> &'static [String] {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| {
+        crate::suite::payloads::corpus()
+            .into_iter()
+            .map(|p| p.text)
+            .collect()
+    })
+}
+
+/// A fresh path: one of the payload corpus's spellings (8%: encoded, look-alike, trimmed,
+/// absolute; `{DOWN:d}` and `{RUN}` are filled per sandbox as for a catalog case), else
+/// `/memories` (nearly always) and one to three tokens.
 fn path(rng: &mut fastrand::Rng) -> PathSpec {
+    let all = payloads();
+    if rng.u8(..100) < 8 && !all.is_empty() {
+        return PathSpec {
+            rooted: false,
+            tokens: vec![PathToken::Raw(all[rng.usize(..all.len())].clone())],
+        };
+    }
     PathSpec {
         rooted: rng.u8(..50) != 0,
         tokens: (0..rng.usize(1..=3)).map(|_| token(rng)).collect(),

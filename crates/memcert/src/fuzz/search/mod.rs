@@ -75,14 +75,15 @@ impl Default for Settings {
 }
 
 /// What makes two findings the same flaw: the verdict, the kind of the worst finding (`reply`,
-/// `check`, `outside-changed`, ...) and, for a reply, what the model said (success, or the
+/// `check`, `outside-changed`, ...) and, for a FAIL reply, what the model said (success, or the
 /// class of its error) and whether the handler answered with an error. The command is left
 /// out: one flaw (say, success reported for a missing path) shows on several commands.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Cause {
     /// FAIL or UNSAFE.
     pub verdict: Verdict,
-    /// The worst finding's kind.
+    /// The worst finding's kind; `outside-read`, `outside-changed`, `outside-copied` and
+    /// `credential-read` are all `outside-touched` (one flaw: the confinement).
     pub kind: String,
     /// For a reply: `success`, `not-found`, `exists` or the model's error kind
     /// (`InvalidViewRange`); else empty.
@@ -413,9 +414,23 @@ fn cause_of(plan: &Plan, record: &CaseRecord) -> Cause {
         ),
         None => (String::new(), String::new()),
     };
+    // Anything outside touched or disclosed is one cause whatever the command: the flaw is
+    // the confinement, not the command that showed it.
+    let (expected, got) = if record.verdict == Verdict::Unsafe {
+        (String::new(), String::new())
+    } else {
+        (expected, got)
+    };
+    let kind = worst.map(|f| f.kind.as_str()).unwrap_or_default();
+    let kind = match kind {
+        "outside-read" | "outside-changed" | "outside-copied" | "credential-read" => {
+            "outside-touched"
+        }
+        k => k,
+    };
     Cause {
         verdict: record.verdict,
-        kind: worst.map(|f| f.kind.clone()).unwrap_or_default(),
+        kind: kind.to_owned(),
         expected,
         got,
     }

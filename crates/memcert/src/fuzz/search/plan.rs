@@ -12,8 +12,9 @@
 //! - [`Branch::Overwrite`]: `create` of an existing file overwrote it (the doc leaves
 //!   overwriting to the handler); the model overwrites too.
 //! - [`Branch::Refused`]: a command the model would run was refused, on a name the doc does not
-//!   promise to take (a name with characters outside `A-Za-z0-9._-`, or over 200 bytes); the
-//!   model leaves its tree as it was.
+//!   promise to take (a name with characters outside `A-Za-z0-9._-`, or over 200 bytes) or on a
+//!   planted link, FIFO or hard link (deleting a link is not promised either); the model leaves
+//!   its tree as it was.
 //! - [`Branch::Unknown`]: a spelling the model refuses was taken as a name (a trailing slash,
 //!   `.`, a look-alike, a link inside the store followed). The model cannot say what the
 //!   handler then holds: the plan ends after that step and checks nothing on disk (the outside
@@ -149,6 +150,59 @@ fn canonical_spelling(path: &str) -> bool {
     VPath::parse(path).is_ok_and(|p| p.canonical() == path)
 }
 
+/// The parent folders of a create's `path` or a rename's `new_path` that `model` lacks: what a
+/// handler that makes the parents before it refuses may leave.
+fn missing_parents(model: &Model, input: &Value) -> Vec<Vec<String>> {
+    let target = match input.get("command").and_then(Value::as_str) {
+        Some("create") => input.get("path"),
+        Some("rename") => input.get("new_path"),
+        _ => None,
+    };
+    let Some(text) = target.and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let parts: Vec<String> = match VPath::parse(text) {
+        Ok(p) => p.components().to_vec(),
+        // A path the model refuses (a NUL, a control character): its plain leading folders,
+        // which a handler that makes the parents first may still have made.
+        Err(_) => text
+            .strip_prefix("/memories/")
+            .unwrap_or("")
+            .split('/')
+            .take_while(|n| !n.is_empty() && *n != "." && *n != "..")
+            .map(str::to_owned)
+            .collect(),
+    };
+    let mut dir = Some(model.root());
+    let mut out = Vec::new();
+    for n in 1..parts.len() {
+        let entry = dir.and_then(|d| d.get(&parts[n - 1]));
+        dir = match entry {
+            Some(Entry::Dir(d)) => Some(d),
+            _ => None,
+        };
+        if entry.is_none() {
+            out.push(parts[..n].to_vec());
+        }
+    }
+    out
+}
+
+/// Whether a path `input` names is, is under, or is above a folder in `maybe`.
+fn meets_maybe(input: &Value, maybe: &[Vec<String>]) -> bool {
+    paths(input).iter().any(|p| {
+        let parts: Vec<String> = match VPath::parse(p) {
+            Ok(v) => v.components().to_vec(),
+            // A spelling the model refuses may still reach a leftover through a handler.
+            Err(_) => return !maybe.is_empty(),
+        };
+        maybe.iter().any(|m| {
+            let n = m.len().min(parts.len());
+            m[..n] == parts[..n]
+        })
+    })
+}
+
 /// The paths a command input names.
 fn paths(input: &Value) -> Vec<&str> {
     ["path", "old_path", "new_path"]
@@ -189,7 +243,9 @@ fn others(o: &Outcome, input: &Value, hazards: &[&str]) -> Vec<(Reply, Branch)> 
     {
         v.push((Reply::AnySuccess, Branch::Overwrite));
     }
-    if !o.is_error() && !names.iter().all(|p| plain(p)) {
+    if !o.is_error()
+        && (!names.iter().all(|p| plain(p)) || names.iter().any(|p| through_hazard(p, hazards)))
+    {
         v.push((Reply::AnyError, Branch::Refused));
     }
     if o.is_error()
@@ -212,7 +268,7 @@ fn note(b: Branch, reply: &Reply) -> &'static str {
         (Branch::Overwrite, _) => {
             "overwrote the existing file (the doc leaves this to the handler)"
         }
-        (Branch::Refused, _) => "refused a name the doc does not promise to take",
+        (Branch::Refused, _) => "refused a name or a planted link the doc does not promise to take",
         (Branch::Unknown, _) => {
             "took a spelling the documented model refuses; what it did is not followed further"
         }
@@ -240,6 +296,8 @@ pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> 
     let mut steps = Vec::new();
     let mut plans = Vec::new();
     let mut known = true;
+    // Folders a refused create or rename may have left (the SDKs make the parents first).
+    let mut maybe: Vec<Vec<String>> = Vec::new();
     for (i, c) in seq
         .commands
         .iter()
@@ -247,6 +305,11 @@ pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> 
         .enumerate()
     {
         let input = input_of(c);
+        if meets_maybe(&input, &maybe) {
+            // What is there depends on a leftover the model does not know: stop here.
+            known = false;
+            break;
+        }
         // An empty insert: the reference adds an empty line, a handler may add nothing; the
         // doc does not say, so the model stops following here.
         let empty_insert = input.get("command").and_then(Value::as_str) == Some("insert")
@@ -254,6 +317,9 @@ pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> 
         let before = model.clone();
         let outcome = model.outcome(&input);
         let branch = branches.get(i).copied().unwrap_or(Branch::Model);
+        if outcome.is_error() || branch == Branch::Refused {
+            maybe.extend(missing_parents(&before, &input));
+        }
         match branch {
             Branch::Model => {}
             Branch::Refused => model = before,
