@@ -20,11 +20,11 @@ fn summary(err: &str) -> &str {
 
 #[test]
 fn the_reference_gives_no_finding() {
-    let (code, out, err) = memcert(&["fuzz", "--runs", "150", "--seed", "1", "--jobs", "1"]);
+    let (code, out, err) = memcert(&["fuzz", "--runs", "300", "--seed", "1", "--jobs", "1"]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(out, "");
     let s = summary(&err);
-    assert!(s.starts_with("memcert: fuzz: 150 sequences, "), "{err}");
+    assert!(s.starts_with("memcert: fuzz: 300 sequences, "), "{err}");
     assert!(s.contains("NON-STRICT 0, ERROR 0; 0 causes found"), "{err}");
 }
 
@@ -55,7 +55,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "--python-exe",
         &py,
         "--runs",
-        "200",
+        "600",
         "--seed",
         "1",
         "--jobs",
@@ -71,7 +71,10 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         ),
         "{out}"
     );
-    assert!(lines[0].ends_with("; 3 commands, shrunk from 6)"), "{out}");
+    assert!(
+        lines[0].contains("first in sequence 516; 3 commands, shrunk from "),
+        "{out}"
+    );
     assert!(!out.contains("FINDING 2"), "{out}");
     // The three commands: a file in a folder, the folder deleted, the file viewed.
     let commands: Vec<serde_json::Value> = lines
@@ -134,4 +137,63 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "replay/*",
     ]);
     assert_eq!(code, Some(0), "{out}{err}");
+}
+
+/// A one-flaw fixture (`raw_os_errors.py`: OS errors passed on raw, with the host path): one
+/// cause, UNSAFE, at most 6 commands, and its saved finding replays UNSAFE.
+#[test]
+fn a_one_flaw_fixture_is_one_cause_and_replays_the_same() {
+    let py = python();
+    let spec = "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool";
+    let dir = tempfile::tempdir().unwrap();
+    let found = dir.path().join("found");
+    let (code, out, err) = memcert(&[
+        "fuzz",
+        "--python",
+        spec,
+        "--python-exe",
+        &py,
+        "--runs",
+        "100",
+        "--seed",
+        "1",
+        "--jobs",
+        "1",
+        "--out",
+        found.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let first = out.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("FINDING 1: UNSAFE host-path-disclosed (met "),
+        "{out}"
+    );
+    assert!(!out.contains("FINDING 2"), "{out}");
+    let commands = out
+        .lines()
+        .filter(|l| l.trim_start().split_once(". {").is_some())
+        .count();
+    assert!((1..=6).contains(&commands), "{out}");
+    let report = dir.path().join("r.json");
+    let saved = found.join("fuzz-1.json");
+    let (code, out, err) = memcert(&[
+        "certify",
+        "--python",
+        spec,
+        "--python-exe",
+        &py,
+        "--jobs",
+        "1",
+        "--replay",
+        saved.to_str().unwrap(),
+        "--cases",
+        "replay/*",
+        "--report-json",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["cases"][0]["verdict"], "UNSAFE");
+    assert_eq!(r["cases"][0]["findings"][0]["kind"], "host-path-disclosed");
 }

@@ -49,19 +49,31 @@ fn token(rng: &mut fastrand::Rng) -> PathToken {
     }
 }
 
-/// The texts of the traversal payload corpus (`memcert payloads`), made once.
+/// The texts of the traversal payload corpus (`memcert payloads`), made once, with `{DOWN:d}`
+/// (the way back down to the sandbox) left empty, and without those naming `{RUN}`: the model
+/// reads the same text the handler gets, so a placeholder filled per sandbox would make every
+/// reply that echoes the path differ. A spelling that escapes then lands beside the canaries
+/// one or two folders up, which the watch sees.
 fn payloads() -> &'static [String] {
     static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     TEXTS.get_or_init(|| {
         crate::suite::payloads::corpus()
             .into_iter()
-            .map(|p| p.text)
+            .map(|p| {
+                let mut t = p.text;
+                while let Some(i) = t.find("{DOWN:") {
+                    let end = t[i..].find('}').map_or(t.len(), |j| i + j + 1);
+                    t.replace_range(i..end, "");
+                }
+                t
+            })
+            .filter(|t| !t.contains('{'))
             .collect()
     })
 }
 
-/// A fresh path: one of the payload corpus's spellings (8%: encoded, look-alike, trimmed,
-/// absolute; `{DOWN:d}` and `{RUN}` are filled per sandbox as for a catalog case), else
+/// A fresh path: one of the payload corpus's spellings (8%: encoded, look-alike, trimmed;
+/// see [`payloads`]), else
 /// `/memories` (nearly always) and one to three tokens.
 fn path(rng: &mut fastrand::Rng) -> PathSpec {
     let all = payloads();
@@ -150,9 +162,13 @@ fn command(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> CommandSpec {
     }
 }
 
-/// A fresh sequence: a layout (half the time just `a.txt` and `d/b.txt`, else any of the
-/// planted hazards) and two to [`DRAWN_COMMANDS`] commands.
+/// A fresh sequence: a chain (a quarter of the time, [`chain`]), or a layout (half the time
+/// just `a.txt` and `d/b.txt`, else any of the planted hazards) and two to [`DRAWN_COMMANDS`]
+/// commands.
 pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
+    if rng.u8(..4) == 0 {
+        return chain(rng);
+    }
     let mut commands = Vec::new();
     for _ in 0..rng.usize(2..=DRAWN_COMMANDS) {
         let c = command(rng, &commands);
@@ -160,6 +176,65 @@ pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
     }
     Sequence {
         layout: if rng.bool() { 0b11 } else { rng.u16(..) },
+        profile: 0,
+        commands,
+    }
+}
+
+/// A chain over one file and its folder (a quarter of fresh draws): the file made, then three
+/// to five commands on the file, its folder, or where a rename moved either (create, edit,
+/// rename, view, delete, view again), so that state a handler keeps from one command to the
+/// next is met.
+fn chain(rng: &mut fastrand::Rng) -> Sequence {
+    let name = |rng: &mut fastrand::Rng| PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]);
+    let folder = PathSpec {
+        rooted: true,
+        tokens: vec![name(rng)],
+    };
+    let mut file = folder.clone();
+    file.tokens.push(name(rng));
+    let mut places = vec![folder, file.clone()];
+    let mut commands = vec![CommandSpec::Create {
+        path: file,
+        text: TextSpec::Fixed(rng.u8(..)),
+    }];
+    for _ in 0..rng.usize(3..=5) {
+        let p = places[rng.usize(..places.len())].clone();
+        let c = match rng.u8(..8) {
+            0..=1 => CommandSpec::View {
+                path: p,
+                range: None,
+            },
+            2 => CommandSpec::StrReplace {
+                path: p,
+                old: text(rng),
+                new: text(rng),
+            },
+            3 => CommandSpec::Insert {
+                path: p,
+                line: rng.i8(0..3),
+                text: text(rng),
+            },
+            4 => CommandSpec::Delete { path: p },
+            5 => CommandSpec::Create {
+                path: p,
+                text: text(rng),
+            },
+            _ => {
+                let mut to = p.clone();
+                to.tokens.pop();
+                to.tokens.push(name(rng));
+                let mut moved = to.clone();
+                moved.tokens.push(name(rng));
+                places.push(to.clone());
+                places.push(moved);
+                CommandSpec::Rename { old: p, new: to }
+            }
+        };
+        commands.push(c);
+    }
+    Sequence {
+        layout: 0,
         profile: 0,
         commands,
     }

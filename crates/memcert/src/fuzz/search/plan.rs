@@ -248,6 +248,11 @@ fn others(o: &Outcome, input: &Value, hazards: &[&str]) -> Vec<(Reply, Branch)> 
     {
         v.push((Reply::AnyError, Branch::Refused));
     }
+    // A name the doc does not promise to take (a trailing space, a look-alike) may be taken
+    // as another name: what the handler then did is not followed.
+    if !o.is_error() && !names.iter().all(|p| plain(p)) {
+        v.push((Reply::AnySuccess, Branch::Unknown));
+    }
     if o.is_error()
         && names
             .iter()
@@ -310,10 +315,13 @@ pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> 
             known = false;
             break;
         }
-        // An empty insert: the reference adds an empty line, a handler may add nothing; the
-        // doc does not say, so the model stops following here.
+        // An insert of nothing or of newlines only: the reference adds them as lines, a handler
+        // may add fewer; the doc does not say, so the model stops following here.
         let empty_insert = input.get("command").and_then(Value::as_str) == Some("insert")
-            && input.get("insert_text").and_then(Value::as_str) == Some("");
+            && input
+                .get("insert_text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.trim_matches(['\n', '\r']).is_empty());
         let before = model.clone();
         let outcome = model.outcome(&input);
         let branch = branches.get(i).copied().unwrap_or(Branch::Model);
