@@ -364,7 +364,7 @@ pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> 
         }
     }
     let checks = if known {
-        checks(&model, &steps, &setup)
+        checks(&model, &steps, &setup, &maybe)
     } else {
         Vec::new()
     };
@@ -398,8 +398,9 @@ fn fs_path(f: &Fs) -> Option<&str> {
 }
 
 /// One check per canonical path the setup or a step names (and each of its parents): what the
-/// model holds there.
-fn checks(model: &Model, steps: &[Step], setup: &[Fs]) -> Vec<Check> {
+/// model holds there. Where the model has nothing above a named path, or at a folder a refused
+/// command may have left (`maybe`), a folder found there is NON-STRICT, not FAIL.
+fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Vec<String>]) -> Vec<Check> {
     let mut named: Vec<String> = setup
         .iter()
         .filter_map(fs_path)
@@ -439,7 +440,7 @@ fn checks(model: &Model, steps: &[Step], setup: &[Fs]) -> Vec<Check> {
             let path = format!("/memories/{}", parts.join("/"));
             // A folder left where the model has none, above a path a command named: made for
             // a command that was then refused (the SDKs make the parents first).
-            let left_folder = !leaf && expect == Expected::Absent;
+            let left_folder = (!leaf || maybe.contains(&parts)) && expect == Expected::Absent;
             Some(Check {
                 what: if left_folder {
                     format!("{path} is absent (no folder is left by a refused command)")
