@@ -55,7 +55,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "--python-exe",
         &py,
         "--runs",
-        "600",
+        "800",
         "--seed",
         "1",
         "--jobs",
@@ -72,7 +72,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "{out}"
     );
     assert!(
-        lines[0].contains("first in sequence 516; 3 commands, shrunk from "),
+        lines[0].contains("first in sequence 755; 3 commands, shrunk from "),
         "{out}"
     );
     assert!(!out.contains("FINDING 2"), "{out}");

@@ -28,6 +28,10 @@ pub const COLLIDING: [&str; 10] = [
 /// `a.txt`, `d`, `b.txt`, `e`, `new`, `canary.txt`.
 const PLAIN: [u8; 6] = [0, 1, 2, 13, 16, 17];
 
+/// Indices into [`NAMES`](crate::fuzz::sequence::NAMES) of the planted links, FIFO and hard
+/// link: `in`, `rel`, `out`, `up`, `dang`, `fifo`, `hard.txt`, `loop`.
+const HAZARDS: [u8; 8] = [3, 4, 5, 6, 7, 8, 9, 14];
+
 /// Most commands a drawn sequence has (a mutation may add up to [`MAX_COMMANDS`]).
 const DRAWN_COMMANDS: usize = 8;
 
@@ -35,7 +39,8 @@ const DRAWN_COMMANDS: usize = 8;
 fn token(rng: &mut fastrand::Rng) -> PathToken {
     match rng.u8(..100) {
         0..=69 => PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]),
-        70..=77 => PathToken::Name(rng.u8(..)),
+        70..=74 => PathToken::Name(HAZARDS[rng.usize(..HAZARDS.len())]),
+        75..=77 => PathToken::Name(rng.u8(..)),
         78..=81 => PathToken::Raw(COLLIDING[rng.usize(..COLLIDING.len())].to_owned()),
         82..=84 => PathToken::DotDot,
         85..=86 => PathToken::Dot,
