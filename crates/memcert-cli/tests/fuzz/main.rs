@@ -18,6 +18,30 @@ fn summary(err: &str) -> &str {
         .unwrap_or("")
 }
 
+/// `certify --replay saved --cases 'replay/*'` on the Python handler `spec`: the exit code and
+/// the JSON report.
+fn replay(spec: &str, py: &str, saved: &std::path::Path) -> (Option<i32>, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let (code, out, err) = memcert(&[
+        "certify",
+        "--python",
+        spec,
+        "--python-exe",
+        py,
+        "--jobs",
+        "1",
+        "--replay",
+        saved.to_str().unwrap(),
+        "--cases",
+        "replay/*",
+        "--report-json",
+        report.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    (code, serde_json::from_str(&text).unwrap())
+}
+
 #[test]
 fn the_reference_gives_no_finding() {
     let (code, out, err) = memcert(&["fuzz", "--runs", "300", "--seed", "1", "--jobs", "1"]);
@@ -95,25 +119,8 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
 
     // The saved finding, replayed: the same FAIL on the same step.
     let saved = found.join("fuzz-1.json");
-    let report = dir.path().join("r.json");
-    let (code, out, err) = memcert(&[
-        "certify",
-        "--python",
-        STALE,
-        "--python-exe",
-        &py,
-        "--jobs",
-        "1",
-        "--replay",
-        saved.to_str().unwrap(),
-        "--cases",
-        "replay/*",
-        "--report-json",
-        report.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(1), "{out}{err}");
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let (code, r) = replay(STALE, &py, &saved);
+    assert_eq!(code, Some(1));
     let case = &r["cases"][0];
     assert_eq!(case["id"], "replay/fuzz-1");
     assert_eq!(case["verdict"], "FAIL");
@@ -174,26 +181,8 @@ fn a_one_flaw_fixture_is_one_cause_and_replays_the_same() {
         .filter(|l| l.trim_start().split_once(". {").is_some())
         .count();
     assert!((1..=6).contains(&commands), "{out}");
-    let report = dir.path().join("r.json");
-    let saved = found.join("fuzz-1.json");
-    let (code, out, err) = memcert(&[
-        "certify",
-        "--python",
-        spec,
-        "--python-exe",
-        &py,
-        "--jobs",
-        "1",
-        "--replay",
-        saved.to_str().unwrap(),
-        "--cases",
-        "replay/*",
-        "--report-json",
-        report.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(1), "{out}{err}");
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let (code, r) = replay(spec, &py, &found.join("fuzz-1.json"));
+    assert_eq!(code, Some(1));
     assert_eq!(r["cases"][0]["verdict"], "UNSAFE");
     assert_eq!(r["cases"][0]["findings"][0]["kind"], "host-path-disclosed");
 }

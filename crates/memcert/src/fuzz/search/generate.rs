@@ -97,7 +97,7 @@ fn path(rng: &mut fastrand::Rng) -> PathSpec {
 /// When there is an earlier command: its path (45%), that path's parent (20%: a folder
 /// deleted or renamed under files a command met) or a child of it (15%); else a fresh path.
 fn reused_path(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> PathSpec {
-    let seen: Vec<&PathSpec> = earlier.iter().flat_map(paths_of).collect();
+    let seen: Vec<&PathSpec> = earlier.iter().flat_map(CommandSpec::paths).collect();
     if seen.is_empty() {
         return path(rng);
     }
@@ -114,18 +114,6 @@ fn reused_path(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> PathSpec {
             p
         }
         _ => path(rng),
-    }
-}
-
-/// The paths a command names.
-pub fn paths_of(c: &CommandSpec) -> Vec<&PathSpec> {
-    match c {
-        CommandSpec::View { path, .. }
-        | CommandSpec::Create { path, .. }
-        | CommandSpec::StrReplace { path, .. }
-        | CommandSpec::Insert { path, .. }
-        | CommandSpec::Delete { path } => vec![path],
-        CommandSpec::Rename { old, new } => vec![old, new],
     }
 }
 
@@ -262,7 +250,7 @@ pub fn mutate(rng: &mut fastrand::Rng, seq: &Sequence) -> Sequence {
             if let Some(p) = s
                 .commands
                 .get_mut(rng.usize(..n.max(1)))
-                .and_then(|c| paths_mut(c).into_iter().next())
+                .and_then(|c| c.paths_mut().into_iter().next())
             {
                 if p.tokens.is_empty() {
                     p.tokens.push(token(rng));
@@ -280,18 +268,6 @@ pub fn mutate(rng: &mut fastrand::Rng, seq: &Sequence) -> Sequence {
         _ => {}
     }
     s
-}
-
-/// The paths a command names, to change.
-fn paths_mut(c: &mut CommandSpec) -> Vec<&mut PathSpec> {
-    match c {
-        CommandSpec::View { path, .. }
-        | CommandSpec::Create { path, .. }
-        | CommandSpec::StrReplace { path, .. }
-        | CommandSpec::Insert { path, .. }
-        | CommandSpec::Delete { path } => vec![path],
-        CommandSpec::Rename { old, new } => vec![old, new],
-    }
 }
 
 #[cfg(test)]
@@ -324,7 +300,7 @@ mod tests {
             let rendered: Vec<Vec<String>> = s
                 .commands
                 .iter()
-                .map(|c| paths_of(c).iter().map(|p| p.render()).collect())
+                .map(|c| c.paths().iter().map(|p| p.render()).collect())
                 .collect();
             if rendered.iter().enumerate().any(|(i, ps)| {
                 ps.iter()

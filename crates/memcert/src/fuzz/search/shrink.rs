@@ -4,7 +4,7 @@
 //! full judged run ([`Fuzzer::evaluate`]), so the shrunk input's case is the one replayed.
 
 use super::{Cause, Found, Fuzzer, Judged, Judgement};
-use crate::fuzz::sequence::{CommandSpec, PathSpec, Sequence};
+use crate::fuzz::sequence::Sequence;
 
 impl Fuzzer<'_> {
     /// Shrink `seq`, first met as `first` (sequence `at`) with `cause`, within `budget` tries.
@@ -70,11 +70,11 @@ impl Fuzzer<'_> {
         }
         // Path tokens.
         for c in 0..best.commands.len() {
-            for p in 0..paths(&best.commands[c]).len() {
+            for p in 0..best.commands[c].paths().len() {
                 let mut t = 0;
-                while t < paths(&best.commands[c])[p].tokens.len() {
+                while t < best.commands[c].paths()[p].tokens.len() {
                     let mut s = best.clone();
-                    path_mut(&mut s.commands[c], p).tokens.remove(t);
+                    s.commands[c].paths_mut()[p].tokens.remove(t);
                     match attempt(self, &s) {
                         Some(j) => {
                             best = s;
@@ -93,27 +93,6 @@ impl Fuzzer<'_> {
             first_at: at,
             count: 1,
             unshrunk_commands,
-        }
-    }
-}
-
-fn paths(c: &CommandSpec) -> Vec<&PathSpec> {
-    super::generate::paths_of(c)
-}
-
-fn path_mut(c: &mut CommandSpec, i: usize) -> &mut PathSpec {
-    match c {
-        CommandSpec::View { path, .. }
-        | CommandSpec::Create { path, .. }
-        | CommandSpec::StrReplace { path, .. }
-        | CommandSpec::Insert { path, .. }
-        | CommandSpec::Delete { path } => path,
-        CommandSpec::Rename { old, new } => {
-            if i == 0 {
-                old
-            } else {
-                new
-            }
         }
     }
 }

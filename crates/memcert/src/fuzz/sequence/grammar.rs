@@ -237,6 +237,30 @@ pub enum CommandSpec {
 }
 
 impl CommandSpec {
+    /// The paths it names: `path`, or a rename's `old_path` and `new_path`.
+    pub fn paths(&self) -> Vec<&PathSpec> {
+        match self {
+            CommandSpec::View { path, .. }
+            | CommandSpec::Create { path, .. }
+            | CommandSpec::StrReplace { path, .. }
+            | CommandSpec::Insert { path, .. }
+            | CommandSpec::Delete { path } => vec![path],
+            CommandSpec::Rename { old, new } => vec![old, new],
+        }
+    }
+
+    /// [`CommandSpec::paths`], to change.
+    pub fn paths_mut(&mut self) -> Vec<&mut PathSpec> {
+        match self {
+            CommandSpec::View { path, .. }
+            | CommandSpec::Create { path, .. }
+            | CommandSpec::StrReplace { path, .. }
+            | CommandSpec::Insert { path, .. }
+            | CommandSpec::Delete { path } => vec![path],
+            CommandSpec::Rename { old, new } => vec![old, new],
+        }
+    }
+
     /// The typed command.
     pub fn command(&self) -> Command {
         match self {
