@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use memcert::certify::{self, Config};
 use memcert::exit;
@@ -13,7 +13,7 @@ use memcert::fuzz::search::{Event, Found, Fuzzer, Outcome, Settings, Stats};
 use memcert::report::escape::terminal;
 use memcert::text::Profile;
 
-use crate::args::{seconds, HandlerArgs, ScratchArgs, StopArgs};
+use crate::args::{seconds, HandlerArgs, ScratchArgs};
 use crate::reporting::{out, say, warn};
 
 /// The flags of `memcert fuzz`.
@@ -36,12 +36,10 @@ pub struct FuzzArgs {
     /// SEED + i. Default: 1.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
-    /// Write each finding here as a transcript file (made if missing), to run again with
-    /// `memcert certify --replay FILE`.
+    /// Write each finding here as a transcript file, `fuzz-<hash>.json` (the folder is made if
+    /// missing; a file already there is kept), to run again with `memcert certify --replay`.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    #[command(flatten)]
-    pub stop: StopArgs,
     #[command(flatten)]
     pub scratch: ScratchArgs,
 }
@@ -59,11 +57,16 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
         bail!("--runs must be at least 1");
     }
     let jobs = args.handler.jobs(false)?;
+    let out_dir = args
+        .out
+        .as_deref()
+        .map(|d| out_dir(&args.handler, d))
+        .transpose()?;
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,
         race_rounds: Some(1),
-        stop: args.stop.stop()?,
+        stop: crate::interrupt::stop(None)?,
         reset: args.handler.reset,
         ..Config::default()
     };
@@ -74,7 +77,7 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
         (None, None) => Some(1000),
     };
     let workers = pool.len() as u64;
-    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+    let outcomes: Vec<Option<Outcome>> = std::thread::scope(|scope| {
         let handles: Vec<_> = pool
             .iter_mut()
             .enumerate()
@@ -107,23 +110,23 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
+        handles.into_iter().map(|h| h.join().ok()).collect()
     });
     for s in &mut pool {
         s.target.shutdown();
     }
+    let Some(outcomes) = outcomes.into_iter().collect::<Option<Vec<Outcome>>>() else {
+        bail!("a fuzz worker stopped on an internal error (a bug in memcert); nothing is reported");
+    };
     let (found, stats, elapsed) = merge(outcomes);
     for (n, f) in found.iter().enumerate() {
         print_found(n + 1, f);
     }
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &out_dir {
         save(dir, &found)?;
     }
     print_stats(&stats, elapsed, found.len(), jobs);
-    if config.stop.reason().is_some() && runs.is_some_and(|r| stats.sequences < r) {
+    if config.stop.reason().is_some() {
         return Ok(exit::INTERRUPTED);
     }
     Ok(if found.is_empty() {
@@ -133,32 +136,70 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
     })
 }
 
-/// Write each finding to `dir` as `fuzz-<n>.json`, a transcript for `certify --replay`, and
-/// say where; made if missing. A finding a transcript cannot hold is said, not written.
-fn save(dir: &std::path::Path, found: &[Found]) -> Result<()> {
-    use anyhow::Context;
+/// `--out DIR`, checked and made before the handler starts: never under an `--allow-write`
+/// folder (the handler could plant links there), made if missing, opened once; findings are
+/// written through that handle.
+fn out_dir(handler: &HandlerArgs, dir: &std::path::Path) -> Result<cap_std::fs::Dir> {
+    let abs = std::env::current_dir().unwrap_or_default().join(dir);
+    let abs = abs.canonicalize().unwrap_or(abs);
+    if let Some(w) = handler.allow_write.iter().find(|w| {
+        let w = std::env::current_dir().unwrap_or_default().join(w);
+        abs.starts_with(w.canonicalize().unwrap_or(w))
+    }) {
+        bail!(
+            "--allow-write {} would let the handler write in --out {}; findings are never writable by the handler",
+            w.display(),
+            dir.display()
+        );
+    }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot make it", dir.display()))?;
+    cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())
+        .with_context(|| format!("--out {}: cannot open it", dir.display()))
+}
+
+/// Write each finding as a transcript for `certify --replay`, named after its case
+/// (`fuzz-<12 hex digits of the SHA-256 of its steps and layout>.json`, the transcript id too),
+/// so runs into one folder add files, and the same finding is written once. Each file is made
+/// new through the folder's handle (`O_CREAT|O_EXCL`, no link followed); one that exists is
+/// left as it is. A finding a transcript cannot hold is said, not written.
+fn save(dir: &cap_std::fs::Dir, found: &[Found]) -> Result<()> {
+    use std::io::Write as _;
     for (n, f) in found.iter().enumerate() {
-        let id = format!("fuzz-{}", n + 1);
+        let case = &f.plan.case;
+        let key = serde_json::to_string(&(&case.setup, &case.steps, &case.checks))?;
+        let id = format!(
+            "fuzz-{}",
+            &memcert::certify::sha256_hex(key.as_bytes())[..12]
+        );
         let user = format!("memcert fuzz finding: {}", f.cause);
-        let Some(t) = memcert_app::transcript::transcript_of(&f.plan.case, &id, &user) else {
+        let Some(t) = memcert_app::transcript::transcript_of(case, &id, &user) else {
             warn(&format!(
                 "finding {}: its layout cannot be written as a transcript",
                 n + 1
             ));
             continue;
         };
-        let path = dir.join(format!("{id}.json"));
-        let text = serde_json::to_string_pretty(&t)?;
-        std::fs::write(&path, text + "\n")
-            .with_context(|| format!("--out: cannot write {}", path.display()))?;
-        say(&format!(
-            "finding {} saved: {} (replay: memcert certify --replay {} --cases 'replay/*' ...)",
-            n + 1,
-            terminal(&path.display().to_string()),
-            terminal(&path.display().to_string())
-        ));
+        let name = format!("{id}.json");
+        let mut o = cap_std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        match dir.open_with(&name, &o) {
+            Ok(mut file) => {
+                file.write_all((serde_json::to_string_pretty(&t)? + "\n").as_bytes())
+                    .with_context(|| format!("--out: cannot write {name}"))?;
+                say(&format!(
+                    "finding {} saved as {name} in --out (replay: memcert certify ... --replay FILE --cases 'replay/*')",
+                    n + 1
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                say(&format!(
+                    "finding {} is already saved as {name} in --out",
+                    n + 1
+                ));
+            }
+            Err(e) => return Err(anyhow::anyhow!("--out: cannot make {name}: {e}")),
+        }
     }
     Ok(())
 }
@@ -258,8 +299,9 @@ fn one_line(text: &str) -> String {
 fn print_stats(s: &Stats, elapsed: Duration, causes: usize, jobs: usize) {
     let secs = elapsed.as_secs_f64().max(1e-9);
     say(&format!(
-        "fuzz: {} sequences, {} commands, {} case runs in {:.1} s ({:.0} commands/s, --jobs {jobs}); coverage {} keys, corpus {}; NON-STRICT {}, ERROR {}; {} cause{} found",
+        "fuzz: {} sequence{}, {} commands, {} case runs in {:.1} s ({:.0} commands/s, --jobs {jobs}); coverage {} keys, corpus {}; NON-STRICT {}, ERROR {}; {} cause{} found",
         s.sequences,
+        if s.sequences == 1 { "" } else { "s" },
         s.commands,
         s.case_runs,
         secs,

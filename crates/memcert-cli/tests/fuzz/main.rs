@@ -42,6 +42,21 @@ fn replay(spec: &str, py: &str, saved: &std::path::Path) -> (Option<i32>, serde_
     (code, serde_json::from_str(&text).unwrap())
 }
 
+/// The one file `--out` wrote in `dir` (`fuzz-<12 hex digits>.json`).
+fn only_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(
+        name.starts_with("fuzz-") && name.ends_with(".json") && name.len() == 22,
+        "{name}"
+    );
+    files[0].clone()
+}
+
 #[test]
 fn the_reference_gives_no_finding() {
     let (code, out, err) = memcert(&["fuzz", "--runs", "300", "--seed", "1", "--jobs", "1"]);
@@ -118,11 +133,15 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
     assert!(summary(&err).ends_with("; 1 cause found"), "{err}");
 
     // The saved finding, replayed: the same FAIL on the same step.
-    let saved = found.join("fuzz-1.json");
+    let saved = only_file(&found);
     let (code, r) = replay(STALE, &py, &saved);
     assert_eq!(code, Some(1));
     let case = &r["cases"][0];
-    assert_eq!(case["id"], "replay/fuzz-1");
+    let id = case["id"].as_str().unwrap();
+    assert!(
+        id.starts_with("replay/fuzz-") && id.len() == "replay/fuzz-".len() + 12,
+        "{id}"
+    );
     assert_eq!(case["verdict"], "FAIL");
     let first = &case["findings"][0];
     assert_eq!(first["kind"], "reply");
@@ -181,8 +200,34 @@ fn a_one_flaw_fixture_is_one_cause_and_replays_the_same() {
         .filter(|l| l.trim_start().split_once(". {").is_some())
         .count();
     assert!((1..=6).contains(&commands), "{out}");
-    let (code, r) = replay(spec, &py, &found.join("fuzz-1.json"));
+    let (code, r) = replay(spec, &py, &only_file(&found));
     assert_eq!(code, Some(1));
     assert_eq!(r["cases"][0]["verdict"], "UNSAFE");
     assert_eq!(r["cases"][0]["findings"][0]["kind"], "host-path-disclosed");
+}
+
+/// `--out` is checked before the handler starts: never where the handler may write.
+#[test]
+fn out_under_allow_write_is_refused_before_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().to_str().unwrap();
+    let out = dir.path().join("found");
+    let (code, stdout, err) = memcert(&[
+        "fuzz",
+        "--allow-write",
+        w,
+        "--out",
+        out.to_str().unwrap(),
+        "--runs",
+        "5",
+    ]);
+    assert_eq!(code, Some(2), "{stdout}{err}");
+    assert_eq!(
+        err,
+        format!(
+            "memcert: error: --allow-write {w} would let the handler write in --out {}; findings are never writable by the handler\n",
+            out.display()
+        )
+    );
+    assert!(!out.exists());
 }

@@ -136,7 +136,8 @@ pub struct Stats {
     pub case_runs: u64,
     /// Sequences that ended NON-STRICT (other words, accepted branches).
     pub non_strict: u64,
-    /// Sequences with a step that got no reply (ERROR).
+    /// Sequences that ended ERROR (a step got no reply: a hang, a crash) or SKIPPED (a layout
+    /// black-box mode cannot plant).
     pub errors: u64,
     /// Distinct coverage keys reached.
     pub coverage: usize,
@@ -241,7 +242,12 @@ impl<'a> Fuzzer<'a> {
                         let f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
                         match self.earlier_cause(&f, &id) {
                             // A consequence of a flaw an earlier command already shows.
-                            Some(c) if found.contains_key(&c) => out.found[found[&c]].count += 1,
+                            Some(c) if found.contains_key(&c) => {
+                                let i = found[&c];
+                                out.found[i].count += 1;
+                                // Met again, it counts there without another shrink.
+                                found.insert(cause, i);
+                            }
                             _ => {
                                 found.insert(cause, out.found.len());
                                 out.found.push(f);
@@ -275,7 +281,7 @@ impl<'a> Fuzzer<'a> {
         let mut branches: Vec<Branch> = Vec::new();
         let mut replans = 0;
         loop {
-            let plan = plan::plan(seq, &branches, profile, id);
+            let plan = plan::plan(seq, &branches, profile, id, self.config.black_box);
             let record = run_case_in(
                 &plan.case,
                 self.target,

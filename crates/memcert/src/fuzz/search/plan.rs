@@ -203,6 +203,31 @@ fn meets_maybe(input: &Value, maybe: &[Vec<String>]) -> bool {
     })
 }
 
+/// The bytes of the file at a command's `path` in `model`, if there is one.
+fn file_at<'m>(model: &'m Model, input: &Value) -> Option<&'m [u8]> {
+    let p = VPath::parse(input.get("path")?.as_str()?).ok()?;
+    let (leaf, parents) = p.components().split_last()?;
+    let mut dir = model.root();
+    for name in parents {
+        match dir.get(name)? {
+            Entry::Dir(d) => dir = d,
+            _ => return None,
+        }
+    }
+    match dir.get(leaf)? {
+        Entry::File(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// Whether a folder below `dir` is empty.
+fn has_empty_dir(dir: &crate::handler::model::Dir) -> bool {
+    dir.values().any(|e| match e {
+        Entry::Dir(d) => d.is_empty() || has_empty_dir(d),
+        _ => false,
+    })
+}
+
 /// The paths a command input names.
 fn paths(input: &Value) -> Vec<&str> {
     ["path", "old_path", "new_path"]
@@ -282,12 +307,22 @@ fn note(b: Branch, reply: &Reply) -> &'static str {
 
 /// Plan `seq` on `branches` (missing ones are [`Branch::Model`]) in `profile`, as case
 /// `fuzz/<id>`.
-pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> Plan {
+///
+/// In black-box mode (`black_box`) nothing but the commands lays out the store: the layout is
+/// left out, and the model stops following once it holds an empty folder (a handler without
+/// folders of its own has none).
+pub fn plan(
+    seq: &Sequence,
+    branches: &[Branch],
+    profile: Profile,
+    id: &str,
+    black_box: bool,
+) -> Plan {
     let mut model = Model::new(profile, Options::default(), DirSizes::Tmpfs);
     let mut setup = Vec::new();
     let mut hazards = Vec::new();
     for (i, item) in LAYOUT.iter().enumerate() {
-        if seq.layout & (1 << i) == 0 {
+        if black_box || seq.layout & (1 << i) == 0 {
             continue;
         }
         let (fs, path, entry) = planted(item);
@@ -315,13 +350,16 @@ pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> 
             known = false;
             break;
         }
-        // An insert of nothing or of newlines only: the reference adds them as lines, a handler
-        // may add fewer; the doc does not say, so the model stops following here.
+        // An insert of nothing or of newlines only, or into a file of newlines only: the
+        // reference counts its lines one way, a handler may count another; the doc does not
+        // say, so the model stops following here.
+        let blank = |t: &[u8]| t.iter().all(|b| *b == b'\n' || *b == b'\r');
         let empty_insert = input.get("command").and_then(Value::as_str) == Some("insert")
-            && input
+            && (input
                 .get("insert_text")
                 .and_then(Value::as_str)
-                .is_some_and(|t| t.trim_matches(['\n', '\r']).is_empty());
+                .is_some_and(|t| blank(t.as_bytes()))
+                || file_at(&model, &input).is_some_and(blank));
         let before = model.clone();
         let outcome = model.outcome(&input);
         let branch = branches.get(i).copied().unwrap_or(Branch::Model);
@@ -358,7 +396,11 @@ pub fn plan(seq: &Sequence, branches: &[Branch], profile: Profile, id: &str) -> 
             tests_view_format: false,
         });
         plans.push(StepPlan { outcome, others });
-        if !known || empty_insert || model.uncovered().is_some() {
+        if !known
+            || empty_insert
+            || model.uncovered().is_some()
+            || (black_box && has_empty_dir(model.root()))
+        {
             known = false;
             break;
         }
@@ -494,7 +536,7 @@ mod tests {
                 },
             ],
         };
-        let p = plan(&seq, &[], Profile::Docs, "t");
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
         assert_eq!(p.steps[1].outcome.kind(), OutcomeKind::FileExists);
         assert_eq!(
             p.steps[1].others,
@@ -509,6 +551,7 @@ mod tests {
             &[Branch::Model, Branch::Overwrite],
             Profile::Docs,
             "t",
+            false,
         );
         assert_eq!(p.case.checks[0].path, "/memories/new");
         assert_eq!(p.case.checks[0].expect, Expected::File(b"two\n".to_vec()));
@@ -535,7 +578,7 @@ mod tests {
                 },
             ],
         };
-        let p = plan(&seq, &[], Profile::Docs, "t");
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
         assert_eq!(p.case.steps.len(), 2);
         assert_eq!(
             p.steps[0].others,
@@ -546,7 +589,7 @@ mod tests {
         );
         assert_eq!(p.case.checks.len(), 1);
         assert_eq!(p.case.checks[0].expect, Expected::Absent);
-        let p = plan(&seq, &[Branch::Unknown], Profile::Docs, "t");
+        let p = plan(&seq, &[Branch::Unknown], Profile::Docs, "t", false);
         assert_eq!(p.case.steps.len(), 1);
         assert!(p.case.checks.is_empty());
     }
