@@ -173,19 +173,24 @@ fn missing_parents(model: &Model, input: &Value) -> Vec<Vec<String>> {
             .map(str::to_owned)
             .collect(),
     };
-    let mut dir = Some(model.root());
-    let mut out = Vec::new();
-    for n in 1..parts.len() {
-        let entry = dir.and_then(|d| d.get(&parts[n - 1]));
-        dir = match entry {
-            Some(Entry::Dir(d)) => Some(d),
-            _ => None,
-        };
-        if entry.is_none() {
-            out.push(parts[..n].to_vec());
+    (1..parts.len())
+        .map(|n| parts[..n].to_vec())
+        .filter(|folder| entry_at(model, folder).is_none())
+        .collect()
+}
+
+/// The model's entry at the virtual path whose names are `parts` (`[]` is the root, which
+/// has none); links are never followed, as the model never follows them.
+fn entry_at<'m>(model: &'m Model, parts: &[String]) -> Option<&'m Entry> {
+    let (leaf, parents) = parts.split_last()?;
+    let mut dir = model.root();
+    for name in parents {
+        match dir.get(name)? {
+            Entry::Dir(d) => dir = d,
+            _ => return None,
         }
     }
-    out
+    dir.get(leaf)
 }
 
 /// Whether a path `input` names is, is under, or is above a folder in `maybe`.
@@ -206,15 +211,7 @@ fn meets_maybe(input: &Value, maybe: &[Vec<String>]) -> bool {
 /// The bytes of the file at a command's `path` in `model`, if there is one.
 fn file_at<'m>(model: &'m Model, input: &Value) -> Option<&'m [u8]> {
     let p = VPath::parse(input.get("path")?.as_str()?).ok()?;
-    let (leaf, parents) = p.components().split_last()?;
-    let mut dir = model.root();
-    for name in parents {
-        match dir.get(name)? {
-            Entry::Dir(d) => dir = d,
-            _ => return None,
-        }
-    }
-    match dir.get(leaf)? {
+    match entry_at(model, p.components())? {
         Entry::File(b) => Some(b),
         _ => None,
     }
@@ -460,19 +457,9 @@ fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Vec<String>]) ->
             *seen.entry(parts[..n].to_vec()).or_default() |= n == parts.len();
         }
     }
-    let tree = model.root();
     seen.into_iter()
         .filter_map(|(parts, leaf)| {
-            let mut dir = Some(tree);
-            let mut entry = None;
-            for name in &parts {
-                entry = dir.and_then(|d| d.get(name));
-                dir = match entry {
-                    Some(Entry::Dir(d)) => Some(d),
-                    _ => None,
-                };
-            }
-            let expect = match entry {
+            let expect = match entry_at(model, &parts) {
                 None => Expected::Absent,
                 Some(Entry::File(b)) => Expected::File(b.clone()),
                 Some(Entry::Dir(_)) => Expected::Dir,
