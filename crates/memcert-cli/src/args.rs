@@ -353,17 +353,9 @@ impl HandlerArgs {
     /// Refuse an --allow-write path that holds a report path: reports are never writable by
     /// the handler.
     pub fn check_reports(&self, reports: &ReportArgs) -> Result<()> {
-        let abs = |p: &Path| {
-            let p = std::env::current_dir().unwrap_or_default().join(p);
-            p.canonicalize().unwrap_or(p)
-        };
         for (what, path, _) in reports.table() {
             let Some(path) = path else { continue };
-            let report = match path.parent() {
-                Some(dir) => abs(dir).join(path.file_name().unwrap_or_default()),
-                None => abs(path),
-            };
-            if let Some(w) = self.allow_write.iter().find(|w| report.starts_with(abs(w))) {
+            if let Some(w) = self.writable_by_handler(path) {
                 bail!(
                     "--allow-write {} would let the handler write the {what} {}; reports are never writable by the handler",
                     w.display(),
@@ -372,6 +364,20 @@ impl HandlerArgs {
             }
         }
         Ok(())
+    }
+
+    /// The `--allow-write` folder `path` lies in (its folder resolved, `path` itself need not
+    /// exist), if any: a file there can be replaced by the handler, with a link for one.
+    pub fn writable_by_handler(&self, path: &Path) -> Option<&PathBuf> {
+        let abs = |p: &Path| {
+            let p = std::env::current_dir().unwrap_or_default().join(p);
+            p.canonicalize().unwrap_or(p)
+        };
+        let full = match path.parent() {
+            Some(dir) => abs(dir).join(path.file_name().unwrap_or_default()),
+            None => abs(path),
+        };
+        self.allow_write.iter().find(|w| full.starts_with(abs(w)))
     }
 
     /// The handler under test, started (an external one that cannot start is an error, exit 2),
