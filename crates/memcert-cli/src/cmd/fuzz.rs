@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use memcert::certify::{self, Config};
 use memcert::exit;
-use memcert::fuzz::search::{Event, Found, Fuzzer, Outcome, Settings, Stats};
+use memcert::fuzz::search::{Found, Fuzzer, Outcome, Settings, Stats};
 use memcert::report::escape::terminal;
 use memcert::text::Profile;
 
@@ -102,10 +102,8 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
                         ));
                     }
                     let mut fuzzer = Fuzzer::new(target, config, startup);
-                    fuzzer.search(&settings, &mut |e| {
-                        if let Event::Met(c) = e {
-                            say(&format!("worker {i}: found {c}; shrinking"));
-                        }
+                    fuzzer.search(&settings, &mut |c| {
+                        say(&format!("worker {i}: found {c}; shrinking"));
                     })
                 })
             })
@@ -140,12 +138,7 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
 /// folder (the handler could plant links there), made if missing, opened once; findings are
 /// written through that handle.
 fn out_dir(handler: &HandlerArgs, dir: &std::path::Path) -> Result<cap_std::fs::Dir> {
-    let abs = std::env::current_dir().unwrap_or_default().join(dir);
-    let abs = abs.canonicalize().unwrap_or(abs);
-    if let Some(w) = handler.allow_write.iter().find(|w| {
-        let w = std::env::current_dir().unwrap_or_default().join(w);
-        abs.starts_with(w.canonicalize().unwrap_or(w))
-    }) {
+    if let Some(w) = handler.writable_by_handler(dir) {
         bail!(
             "--allow-write {} would let the handler write in --out {}; findings are never writable by the handler",
             w.display(),

@@ -42,6 +42,30 @@ fn replay(spec: &str, py: &str, saved: &std::path::Path) -> (Option<i32>, serde_
     (code, serde_json::from_str(&text).unwrap())
 }
 
+/// `memcert fuzz --python spec --runs runs --seed 1 --jobs 1 --out found`.
+fn fuzz_python(
+    spec: &str,
+    py: &str,
+    runs: &str,
+    found: &std::path::Path,
+) -> (Option<i32>, String, String) {
+    memcert(&[
+        "fuzz",
+        "--python",
+        spec,
+        "--python-exe",
+        py,
+        "--runs",
+        runs,
+        "--seed",
+        "1",
+        "--jobs",
+        "1",
+        "--out",
+        found.to_str().unwrap(),
+    ])
+}
+
 /// The one file `--out` wrote in `dir` (`fuzz-<12 hex digits>.json`).
 fn only_file(dir: &std::path::Path) -> std::path::PathBuf {
     let files: Vec<_> = std::fs::read_dir(dir)
@@ -87,21 +111,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
     assert_eq!(code, Some(0), "{out}{err}");
     let dir = tempfile::tempdir().unwrap();
     let found = dir.path().join("found");
-    let (code, out, err) = memcert(&[
-        "fuzz",
-        "--python",
-        STALE,
-        "--python-exe",
-        &py,
-        "--runs",
-        "800",
-        "--seed",
-        "1",
-        "--jobs",
-        "1",
-        "--out",
-        found.to_str().unwrap(),
-    ]);
+    let (code, out, err) = fuzz_python(STALE, &py, "800", &found);
     assert_eq!(code, Some(1), "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(
@@ -173,21 +183,7 @@ fn a_one_flaw_fixture_is_one_cause_and_replays_the_same() {
     let spec = "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool";
     let dir = tempfile::tempdir().unwrap();
     let found = dir.path().join("found");
-    let (code, out, err) = memcert(&[
-        "fuzz",
-        "--python",
-        spec,
-        "--python-exe",
-        &py,
-        "--runs",
-        "100",
-        "--seed",
-        "1",
-        "--jobs",
-        "1",
-        "--out",
-        found.to_str().unwrap(),
-    ]);
+    let (code, out, err) = fuzz_python(spec, &py, "100", &found);
     assert_eq!(code, Some(1), "{out}{err}");
     let first = out.lines().next().unwrap_or("");
     assert!(

@@ -200,16 +200,15 @@ impl<'a> Fuzzer<'a> {
         }
     }
 
-    /// Search until `settings` or the config's stop ends it; `seen` is told of each cause when
-    /// it is first met (before its shrink) and of the stats every so often.
-    pub fn search(&mut self, settings: &Settings, seen: &mut dyn FnMut(Event<'_>)) -> Outcome {
+    /// Search until `settings` or the config's stop ends it; `met` is told of each cause when
+    /// it is first met, before its shrink.
+    pub fn search(&mut self, settings: &Settings, met: &mut dyn FnMut(&Cause)) -> Outcome {
         let started = Instant::now();
         let mut rng = fastrand::Rng::with_seed(settings.seed);
         let mut corpus: Vec<Sequence> = Vec::new();
         let mut coverage: BTreeSet<String> = BTreeSet::new();
         let mut found: BTreeMap<Cause, usize> = BTreeMap::new();
         let mut out = Outcome::default();
-        let mut last_tick = Instant::now();
         loop {
             let n = out.stats.sequences;
             if settings.runs.is_some_and(|r| n >= r)
@@ -238,7 +237,7 @@ impl<'a> Fuzzer<'a> {
                     if let Some(&i) = found.get(&cause) {
                         out.found[i].count += 1;
                     } else {
-                        seen(Event::Met(&cause));
+                        met(&cause);
                         let f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
                         match self.earlier_cause(&f, &id) {
                             // A consequence of a flaw an earlier command already shows.
@@ -258,13 +257,6 @@ impl<'a> Fuzzer<'a> {
                 Judged::NonStrict => out.stats.non_strict += 1,
                 Judged::Error => out.stats.errors += 1,
                 Judged::Pass | Judged::Replan(..) => {}
-            }
-            if last_tick.elapsed() >= Duration::from_secs(1) {
-                last_tick = Instant::now();
-                out.stats.coverage = coverage.len();
-                out.stats.corpus = corpus.len();
-                out.stats.case_runs = self.case_runs;
-                seen(Event::Tick(&out.stats, out.found.len()));
             }
         }
         out.stats.coverage = coverage.len();
@@ -330,14 +322,6 @@ impl Fuzzer<'_> {
             _ => None,
         }
     }
-}
-
-/// What a search tells as it goes.
-pub enum Event<'e> {
-    /// A cause met for the first time (its shrink follows).
-    Met(&'e Cause),
-    /// The counts so far, and how many causes were found.
-    Tick(&'e Stats, usize),
 }
 
 /// The branch a reply to `step` took: the model's outcome (also in other words), another
