@@ -9,7 +9,8 @@ use anyhow::{bail, Context, Result};
 
 use memcert::certify::{self, Config};
 use memcert::exit;
-use memcert::fuzz::search::{Found, Fuzzer, Outcome, Settings, Stats};
+use memcert::fuzz::search::{Event, Found, Fuzzer, Outcome, Settings, Stats};
+use memcert::fuzz::sequence::Sequence;
 use memcert::report::escape::terminal;
 use memcert::text::Profile;
 
@@ -40,6 +41,12 @@ pub struct FuzzArgs {
     /// missing; a file already there is kept), to run again with `memcert certify --replay`.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Keep the inputs that reached new coverage here between runs, as libFuzzer keeps its
+    /// corpus: the inputs already there run first (shared out among the workers), each new one
+    /// is added as `input-<hash>.json` (the folder is made if missing). Files that do not
+    /// parse are skipped with a warning.
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
     #[command(flatten)]
     pub scratch: ScratchArgs,
 }
@@ -60,8 +67,14 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
     let out_dir = args
         .out
         .as_deref()
-        .map(|d| out_dir(&args.handler, d))
+        .map(|d| own_dir(&args.handler, "--out", d))
         .transpose()?;
+    let corpus_dir = args
+        .corpus
+        .as_deref()
+        .map(|d| own_dir(&args.handler, "--corpus", d))
+        .transpose()?;
+    let initial = corpus_dir.as_ref().map(load_corpus).unwrap_or_default();
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,
@@ -83,10 +96,17 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
             .enumerate()
             .map(|(i, started)| {
                 let config = &config;
+                let corpus_dir = corpus_dir.as_ref();
                 let settings = Settings {
                     runs: runs.map(|r| share(r, workers, i as u64)),
                     duration,
                     seed: args.seed.wrapping_add(i as u64),
+                    initial: initial
+                        .iter()
+                        .skip(i)
+                        .step_by(workers as usize)
+                        .cloned()
+                        .collect(),
                     ..Settings::default()
                 };
                 scope.spawn(move || {
@@ -102,8 +122,13 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
                         ));
                     }
                     let mut fuzzer = Fuzzer::new(target, config, startup);
-                    fuzzer.search(&settings, &mut |c| {
-                        say(&format!("worker {i}: found {c}; shrinking"));
+                    fuzzer.search(&settings, &mut |e| match e {
+                        Event::Met(c) => say(&format!("worker {i}: found {c}; shrinking")),
+                        Event::Kept(seq) => {
+                            if let Some(dir) = corpus_dir {
+                                keep(dir, seq, i);
+                            }
+                        }
                     })
                 })
             })
@@ -134,21 +159,122 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
     })
 }
 
-/// `--out DIR`, checked and made before the handler starts: never under an `--allow-write`
-/// folder (the handler could plant links there), made if missing, opened once; findings are
-/// written through that handle.
-fn out_dir(handler: &HandlerArgs, dir: &std::path::Path) -> Result<cap_std::fs::Dir> {
+/// `--out DIR` or `--corpus DIR` (`flag`), checked and made before the handler starts: never
+/// under an `--allow-write` folder (the handler could plant links there), made if missing,
+/// opened once; everything in it is read and written through that handle.
+fn own_dir(handler: &HandlerArgs, flag: &str, dir: &std::path::Path) -> Result<cap_std::fs::Dir> {
     if let Some(w) = handler.writable_by_handler(dir) {
         bail!(
-            "--allow-write {} would let the handler write in --out {}; findings are never writable by the handler",
+            "--allow-write {} would let the handler write in {flag} {}; memcert's own files are never writable by the handler",
             w.display(),
             dir.display()
         );
     }
     std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out {}: cannot make it", dir.display()))?;
+        .with_context(|| format!("{flag} {}: cannot make it", dir.display()))?;
     cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())
-        .with_context(|| format!("--out {}: cannot open it", dir.display()))
+        .with_context(|| format!("{flag} {}: cannot open it", dir.display()))
+}
+
+/// The format tag of a corpus file.
+const CORPUS_FORMAT: &str = "memcert-fuzz-input/1";
+/// Largest corpus file read, in bytes (a larger one is skipped).
+const CORPUS_FILE_MAX: u64 = 256 * 1024;
+/// Most corpus files read; the rest (in name order) are skipped with a warning.
+const CORPUS_FILES_MAX: usize = 100_000;
+
+/// One corpus file: `{"format": "memcert-fuzz-input/1", "sequence": {...}}`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CorpusFile {
+    format: String,
+    sequence: Sequence,
+}
+
+/// The inputs of `--corpus`, in file-name order: every `*.json` regular file (links are not
+/// followed) of at most [`CORPUS_FILE_MAX`] bytes that parses as a [`CorpusFile`]; the others
+/// are skipped and counted in one warning.
+fn load_corpus(dir: &cap_std::fs::Dir) -> Vec<Sequence> {
+    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt as _};
+    use std::io::Read as _;
+    let mut names: Vec<String> = match dir.entries() {
+        Ok(it) => it
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+            .collect(),
+        Err(e) => {
+            warn(&format!("--corpus: cannot list it: {e}; starting empty"));
+            return Vec::new();
+        }
+    };
+    names.sort();
+    let mut skipped = names.len().saturating_sub(CORPUS_FILES_MAX);
+    names.truncate(CORPUS_FILES_MAX);
+    let mut out = Vec::new();
+    for name in names {
+        let mut o = cap_std::fs::OpenOptions::new();
+        o.read(true).follow(FollowSymlinks::No);
+        let parsed = dir.open_with(&name, &o).ok().and_then(|f| {
+            if !f.metadata().ok()?.is_file() {
+                return None;
+            }
+            let mut bytes = Vec::new();
+            f.take(CORPUS_FILE_MAX + 1).read_to_end(&mut bytes).ok()?;
+            if bytes.len() as u64 > CORPUS_FILE_MAX {
+                return None;
+            }
+            let c: CorpusFile = serde_json::from_slice(&bytes).ok()?;
+            (c.format == CORPUS_FORMAT).then_some(c.sequence)
+        });
+        match parsed {
+            Some(mut seq) => {
+                seq.commands.truncate(memcert::fuzz::sequence::MAX_COMMANDS);
+                out.push(seq);
+            }
+            None => skipped += 1,
+        }
+    }
+    if skipped > 0 {
+        warn(&format!(
+            "--corpus: {skipped} file{} skipped (not a {CORPUS_FORMAT} file of at most {CORPUS_FILE_MAX} bytes, a link, or over {CORPUS_FILES_MAX} files)",
+            if skipped == 1 { "" } else { "s" }
+        ));
+    }
+    say(&format!(
+        "--corpus: {} input{} read",
+        out.len(),
+        if out.len() == 1 { "" } else { "s" }
+    ));
+    out
+}
+
+/// Add `seq` to the corpus folder as `input-<12 hex digits of the SHA-256 of its JSON>.json`:
+/// written under a temporary name made new (`.tmp-<worker>-<name>`), then renamed, so a
+/// stopped run leaves no half file under a corpus name. An input already there is left; a
+/// failure is a warning (the search goes on).
+fn keep(dir: &cap_std::fs::Dir, seq: &Sequence, worker: usize) {
+    use std::io::Write as _;
+    let file = CorpusFile {
+        format: CORPUS_FORMAT.to_owned(),
+        sequence: seq.clone(),
+    };
+    let Ok(text) = serde_json::to_string(&file) else {
+        return;
+    };
+    let name = format!(
+        "input-{}.json",
+        &memcert::certify::sha256_hex(text.as_bytes())[..12]
+    );
+    let tmp = format!(".tmp-{worker}-{name}");
+    let mut o = cap_std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    let written = dir
+        .open_with(&tmp, &o)
+        .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
+        .and_then(|()| dir.rename(&tmp, dir, &name));
+    if let Err(e) = written {
+        let _ = dir.remove_file(&tmp);
+        warn(&format!("--corpus: cannot add {name}: {e}"));
+    }
 }
 
 /// Write each finding as a transcript for `certify --replay`, named after its case
@@ -203,10 +329,11 @@ fn share(total: u64, workers: u64, i: u64) -> u64 {
 }
 
 /// The workers' outcomes as one: causes found by several kept once (the shortest shrink,
-/// counts added), stats added, the longest wall time.
+/// counts added), stats added, coverage joined, the longest wall time.
 fn merge(outcomes: Vec<Outcome>) -> (Vec<Found>, Stats, Duration) {
     let mut found: Vec<Found> = Vec::new();
     let mut stats = Stats::default();
+    let mut coverage = std::collections::BTreeSet::new();
     let mut elapsed = Duration::ZERO;
     for o in outcomes {
         stats.sequences += o.stats.sequences;
@@ -214,7 +341,7 @@ fn merge(outcomes: Vec<Outcome>) -> (Vec<Found>, Stats, Duration) {
         stats.case_runs += o.stats.case_runs;
         stats.non_strict += o.stats.non_strict;
         stats.errors += o.stats.errors;
-        stats.coverage = stats.coverage.max(o.stats.coverage);
+        coverage.extend(o.coverage);
         stats.corpus += o.stats.corpus;
         elapsed = elapsed.max(o.elapsed);
         for f in o.found {
@@ -231,6 +358,7 @@ fn merge(outcomes: Vec<Outcome>) -> (Vec<Found>, Stats, Duration) {
             }
         }
     }
+    stats.coverage = coverage.len();
     (found, stats, elapsed)
 }
 

@@ -221,9 +221,68 @@ fn out_under_allow_write_is_refused_before_the_start() {
     assert_eq!(
         err,
         format!(
-            "memcert: error: --allow-write {w} would let the handler write in --out {}; findings are never writable by the handler\n",
+            "memcert: error: --allow-write {w} would let the handler write in --out {}; memcert's own files are never writable by the handler\n",
             out.display()
         )
     );
     assert!(!out.exists());
+}
+
+/// The number after `label ` in the summary line (`coverage 35 keys`: `coverage`).
+fn count_in(summary: &str, label: &str) -> usize {
+    let at = summary
+        .find(&format!("{label} "))
+        .unwrap_or_else(|| panic!("{summary}"))
+        + label.len()
+        + 1;
+    summary[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{summary}"))
+}
+
+/// `--corpus`: the inputs that reached new coverage are written there; a second run reads them
+/// first (skipping a file that is not an input) and reaches the same coverage with them alone,
+/// adding no file.
+#[test]
+fn the_corpus_is_kept_between_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    let c = corpus.to_str().unwrap();
+    let (code, out, err) = memcert(&["fuzz", "--runs", "80", "--jobs", "1", "--corpus", c]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let first = summary(&err).to_owned();
+    let kept = count_in(&first, "corpus");
+    let coverage = count_in(&first, "coverage");
+    let files: Vec<String> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files.len(), kept, "{files:?}");
+    assert!(kept >= 5, "{first}");
+    assert!(
+        files
+            .iter()
+            .all(|f| f.starts_with("input-") && f.ends_with(".json") && f.len() == 23),
+        "{files:?}"
+    );
+    std::fs::write(corpus.join("bad.json"), "{\"format\": \"other\"}").unwrap();
+    std::fs::write(corpus.join("notes.txt"), "not an input").unwrap();
+    let runs = kept.to_string();
+    let (code, out, err) = memcert(&["fuzz", "--runs", &runs, "--jobs", "1", "--corpus", c]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        err.contains("memcert: warning: --corpus: 1 file skipped (not a memcert-fuzz-input/1 file"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("memcert: --corpus: {kept} inputs read\n")),
+        "{err}"
+    );
+    let second = summary(&err);
+    assert_eq!(count_in(second, "coverage"), coverage, "{first}\n{second}");
+    // In file-name order, some inputs reach nothing the ones before did not: not kept again.
+    assert!(count_in(second, "corpus") <= kept, "{second}");
+    assert_eq!(std::fs::read_dir(&corpus).unwrap().count(), kept + 2);
 }

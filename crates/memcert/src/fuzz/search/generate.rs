@@ -54,44 +54,62 @@ fn token(rng: &mut fastrand::Rng) -> PathToken {
     }
 }
 
-/// The texts of the traversal payload corpus (`memcert payloads`), made once, with `{DOWN:d}`
-/// (the way back down to the sandbox) left empty, and without those naming `{RUN}`: the model
-/// reads the same text the handler gets, so a placeholder filled per sandbox would make every
-/// reply that echoes the path differ. A spelling that escapes then lands beside the canaries
-/// one or two folders up, which the watch sees.
+/// The texts of the traversal payload corpus (`memcert payloads`), made once, that stay inside
+/// the worker's run folder: `{DOWN:1}` (the way down from the root's parent, `base/`, to the
+/// sandbox) is empty and `{DOWN:2}` (from the run folder) is `base/`, so an escape lands on the
+/// canaries one or two folders up, which the watch sees. Texts of depth 3 or more are left out
+/// (they would aim above the run folder, where nothing is watched and certify names the alias by
+/// its random name), as are those naming `{RUN}`, `{BASE}` or `{ROOT}`: the model reads the same
+/// text the handler gets, and a saved finding must replay in another sandbox.
 fn payloads() -> &'static [String] {
     static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     TEXTS.get_or_init(|| {
         crate::suite::payloads::corpus()
             .into_iter()
-            .map(|p| {
-                let mut t = p.text;
-                while let Some(i) = t.find("{DOWN:") {
-                    let end = t[i..].find('}').map_or(t.len(), |j| i + j + 1);
-                    t.replace_range(i..end, "");
-                }
-                t
-            })
+            .filter_map(|p| fill_down(&p.text))
             .filter(|t| !t.contains('{'))
             .collect()
     })
 }
 
-/// A fresh path: one of the payload corpus's spellings (8%: encoded, look-alike, trimmed;
+/// `text` with `{DOWN:1}` and `{DOWN:2}` filled in for the run folder's layout (`base/memories`),
+/// or `None` when it names a deeper one.
+fn fill_down(text: &str) -> Option<String> {
+    let mut t = text.to_owned();
+    while let Some(i) = t.find("{DOWN:") {
+        let end = t[i..].find('}').map_or(t.len(), |j| i + j + 1);
+        let way = match &t[i..end] {
+            "{DOWN:1}" => "",
+            "{DOWN:2}" => "base/",
+            _ => return None,
+        };
+        t.replace_range(i..end, way);
+    }
+    Some(t)
+}
+
+/// A fresh path: one of the payload corpus's spellings (12%: encoded, look-alike, trimmed;
 /// see [`payloads`]), else
 /// `/memories` (nearly always) and one to three tokens.
 fn path(rng: &mut fastrand::Rng) -> PathSpec {
-    let all = payloads();
-    if rng.u8(..100) < 8 && !all.is_empty() {
-        return PathSpec {
-            rooted: false,
-            tokens: vec![PathToken::Raw(all[rng.usize(..all.len())].clone())],
-        };
+    if rng.u8(..100) < 12 {
+        if let Some(p) = payload(rng) {
+            return p;
+        }
     }
     PathSpec {
         rooted: rng.u8(..50) != 0,
         tokens: (0..rng.usize(1..=3)).map(|_| token(rng)).collect(),
     }
+}
+
+/// One of the payload corpus's spellings ([`payloads`]), as a whole path.
+fn payload(rng: &mut fastrand::Rng) -> Option<PathSpec> {
+    let all = payloads();
+    (!all.is_empty()).then(|| PathSpec {
+        rooted: false,
+        tokens: vec![PathToken::Raw(all[rng.usize(..all.len())].clone())],
+    })
 }
 
 /// When there is an earlier command: its path (45%), that path's parent (20%: a folder
@@ -234,7 +252,8 @@ fn chain(rng: &mut fastrand::Rng) -> Sequence {
 }
 
 /// A variation of `seq`: one command replaced, removed or added (added ones reuse its paths),
-/// a path token changed, or a layout item toggled.
+/// a path token changed (a quarter of the time the whole path becomes a payload spelling), or a
+/// layout item toggled.
 pub fn mutate(rng: &mut fastrand::Rng, seq: &Sequence) -> Sequence {
     let mut s = seq.clone();
     let n = s.commands.len();
@@ -252,7 +271,11 @@ pub fn mutate(rng: &mut fastrand::Rng, seq: &Sequence) -> Sequence {
                 .get_mut(rng.usize(..n.max(1)))
                 .and_then(|c| c.paths_mut().into_iter().next())
             {
-                if p.tokens.is_empty() {
+                if rng.u8(..4) == 0 {
+                    if let Some(q) = payload(rng) {
+                        *p = q;
+                    }
+                } else if p.tokens.is_empty() {
                     p.tokens.push(token(rng));
                 } else {
                     let i = rng.usize(..p.tokens.len());
@@ -310,5 +333,18 @@ mod tests {
             }
         }
         assert!(chained * 2 > multi, "{chained} of {multi}");
+    }
+
+    /// The payload texts stay in the run folder: depth 1 and 2 filled in, deeper ones left out.
+    #[test]
+    fn payloads_aim_at_the_watched_canaries_only() {
+        let all = payloads();
+        assert!(all.contains(&"/memories/../outside/canary.txt".to_owned()));
+        assert!(all.contains(&"/memories/../../base/outside/canary.txt".to_owned()));
+        assert!(!all.iter().any(|t| t.contains("/../../../")));
+        assert_eq!(
+            fill_down("/memories/../../../{DOWN:3}outside/canary.txt"),
+            None
+        );
     }
 }

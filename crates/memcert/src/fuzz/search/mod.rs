@@ -61,6 +61,9 @@ pub struct Settings {
     pub seed: u64,
     /// Most inputs one shrink may run (each is one or more case runs).
     pub shrink_budget: usize,
+    /// Inputs to run first, in order (`--corpus DIR`, a worker's share); each counts as a
+    /// sequence, and is kept when it reaches new coverage, as libFuzzer reads its corpus.
+    pub initial: Vec<Sequence>,
 }
 
 impl Default for Settings {
@@ -70,6 +73,7 @@ impl Default for Settings {
             duration: None,
             seed: 1,
             shrink_budget: 400,
+            initial: Vec::new(),
         }
     }
 }
@@ -152,8 +156,21 @@ pub struct Outcome {
     pub found: Vec<Found>,
     /// Counts.
     pub stats: Stats,
+    /// The coverage keys reached (`command|outcome|branch|is_error`), so that the workers'
+    /// coverage can be joined; `stats.coverage` is their number.
+    pub coverage: BTreeSet<String>,
     /// Wall time.
     pub elapsed: Duration,
+}
+
+/// What a search tells as it goes.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A cause met for the first time, before its shrink.
+    Met(&'a Cause),
+    /// An input kept for reaching new coverage (not one of [`Settings::initial`]): to save in
+    /// a corpus folder.
+    Kept(&'a Sequence),
 }
 
 /// How one run of a planned input ended.
@@ -200,9 +217,9 @@ impl<'a> Fuzzer<'a> {
         }
     }
 
-    /// Search until `settings` or the config's stop ends it; `met` is told of each cause when
-    /// it is first met, before its shrink.
-    pub fn search(&mut self, settings: &Settings, met: &mut dyn FnMut(&Cause)) -> Outcome {
+    /// Search until `settings` or the config's stop ends it, running [`Settings::initial`]
+    /// first; `events` is told of each cause when it is first met and of each input kept.
+    pub fn search(&mut self, settings: &Settings, events: &mut dyn FnMut(Event<'_>)) -> Outcome {
         let started = Instant::now();
         let mut rng = fastrand::Rng::with_seed(settings.seed);
         let mut corpus: Vec<Sequence> = Vec::new();
@@ -217,7 +234,12 @@ impl<'a> Fuzzer<'a> {
             {
                 break;
             }
-            let seq = if corpus.is_empty() || rng.u8(..3) == 0 {
+            let initial = usize::try_from(n)
+                .ok()
+                .and_then(|i| settings.initial.get(i));
+            let seq = if let Some(s) = initial {
+                s.clone()
+            } else if corpus.is_empty() || rng.u8(..3) == 0 {
                 generate::sequence(&mut rng)
             } else {
                 let base = &corpus[rng.usize(..corpus.len())];
@@ -230,6 +252,9 @@ impl<'a> Fuzzer<'a> {
             let before = coverage.len();
             coverage.extend(keys(&j));
             if coverage.len() > before {
+                if initial.is_none() {
+                    events(Event::Kept(&seq));
+                }
                 corpus.push(seq.clone());
             }
             match j.judged.clone() {
@@ -237,7 +262,7 @@ impl<'a> Fuzzer<'a> {
                     if let Some(&i) = found.get(&cause) {
                         out.found[i].count += 1;
                     } else {
-                        met(&cause);
+                        events(Event::Met(&cause));
                         let f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
                         match self.earlier_cause(&f, &id) {
                             // A consequence of a flaw an earlier command already shows.
@@ -261,6 +286,7 @@ impl<'a> Fuzzer<'a> {
         }
         out.stats.coverage = coverage.len();
         out.stats.corpus = corpus.len();
+        out.coverage = coverage;
         out.stats.case_runs = self.case_runs;
         out.elapsed = started.elapsed();
         out

@@ -92,7 +92,8 @@ pub(super) const BIG_TEXT: &str = concat!(
 
 /// One piece of a path; a path is its pieces concatenated.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PathToken {
     /// `/memories`.
     Root,
@@ -144,7 +145,7 @@ impl PathToken {
 
 /// A path: `/memories` when `rooted`, then the tokens.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PathSpec {
     /// Start with `/memories`.
     pub rooted: bool,
@@ -168,7 +169,8 @@ impl PathSpec {
 
 /// A file text, an old_str or a new_str.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TextSpec {
     /// [`TEXTS`]`[n % len]`.
     Fixed(u8),
@@ -188,7 +190,8 @@ impl TextSpec {
 
 /// One command of a sequence; numbers are small so ranges and insert lines hit the edges.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CommandSpec {
     /// view, with an optional `view_range`.
     View {
@@ -296,7 +299,7 @@ impl CommandSpec {
 /// The input of one run: which [`LAYOUT`](super::LAYOUT) items to plant, the profile, the
 /// commands.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sequence {
     /// Bit `i` plants [`LAYOUT`](super::LAYOUT)`[i]`.
     pub layout: u16,
