@@ -7,7 +7,9 @@
 //! traversal grammar ([`PathToken`]), a name that collides with another under a common
 //! normalisation ([`COLLIDING`]) or a planted hazard ([`LAYOUT`](super::super::sequence::LAYOUT)).
 
-use crate::fuzz::sequence::{CommandSpec, PathSpec, PathToken, Sequence, TextSpec, MAX_COMMANDS};
+use crate::fuzz::sequence::{
+    CommandSpec, PathSpec, PathToken, Plant, Sequence, TextSpec, LAYOUT, MAX_COMMANDS,
+};
 
 /// Names that collide with another under a common normalisation: case folding, Unicode NFC
 /// and NFKC, trailing dots and spaces (Windows), full-width forms. Each is `/` and a name.
@@ -197,6 +199,9 @@ pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
 /// rename, view, delete, view again), so that state a handler keeps from one command to the
 /// next is met.
 fn chain(rng: &mut fastrand::Rng) -> Sequence {
+    if rng.u8(..3) == 0 {
+        return hazard_chain(rng);
+    }
     let name = |rng: &mut fastrand::Rng| PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]);
     let folder = PathSpec {
         rooted: true,
@@ -246,6 +251,77 @@ fn chain(rng: &mut fastrand::Rng) -> Sequence {
     }
     Sequence {
         layout: 0,
+        profile: 0,
+        commands,
+    }
+}
+
+/// The [`LAYOUT`] bits of the planted links, FIFO and hard link: `in`, `rel`, `out`, `d/up`,
+/// `dang`, `fifo`, `hard.txt`, `d/e/loop`.
+const HAZARD_BITS: [usize; 8] = [2, 3, 4, 5, 6, 7, 8, 12];
+
+/// The virtual path a [`LAYOUT`] item plants.
+fn planted_path(p: &Plant) -> &'static str {
+    match *p {
+        Plant::Dir(path)
+        | Plant::File(path, _)
+        | Plant::LinkInside(path, _)
+        | Plant::LinkOutside(path, _)
+        | Plant::LinkRaw(path, _)
+        | Plant::Fifo(path)
+        | Plant::HardLinkOutside(path, _) => path,
+    }
+}
+
+/// A chain on one planted hazard (a third of chains): the layout's two files and the hazard,
+/// then two to four commands of any kind on the hazard or a name below it (a link to a folder
+/// leads somewhere), so that each command meets each kind of hazard: an insert through a hard
+/// link, a view of a FIFO, a create below a link to the outside.
+fn hazard_chain(rng: &mut fastrand::Rng) -> Sequence {
+    let bit = HAZARD_BITS[rng.usize(..HAZARD_BITS.len())];
+    let at = PathSpec {
+        rooted: false,
+        tokens: vec![PathToken::Raw(planted_path(&LAYOUT[bit]).to_owned())],
+    };
+    let mut commands = Vec::new();
+    for _ in 0..rng.usize(2..=4) {
+        let mut p = at.clone();
+        if rng.u8(..3) == 0 {
+            p.tokens
+                .push(PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]));
+        }
+        let c = match rng.u8(..6) {
+            0 => CommandSpec::View {
+                path: p,
+                range: None,
+            },
+            1 => CommandSpec::Create {
+                path: p,
+                text: text(rng),
+            },
+            2 => CommandSpec::StrReplace {
+                path: p,
+                old: TextSpec::Fixed(rng.u8(..)),
+                new: text(rng),
+            },
+            3 => CommandSpec::Insert {
+                path: p,
+                line: rng.i8(0..3),
+                text: text(rng),
+            },
+            4 => CommandSpec::Delete { path: p },
+            _ => CommandSpec::Rename {
+                old: p,
+                new: PathSpec {
+                    rooted: true,
+                    tokens: vec![PathToken::Name(PLAIN[rng.usize(..PLAIN.len())])],
+                },
+            },
+        };
+        commands.push(c);
+    }
+    Sequence {
+        layout: 0b11 | (1 << bit),
         profile: 0,
         commands,
     }
@@ -346,5 +422,15 @@ mod tests {
             fill_down("/memories/../../../{DOWN:3}outside/canary.txt"),
             None
         );
+    }
+
+    /// The hazard bits name every planted link, FIFO and hard link, and nothing else.
+    #[test]
+    fn hazard_bits_are_the_hazards() {
+        let hazards: Vec<usize> = (0..LAYOUT.len())
+            .filter(|&i| !matches!(LAYOUT[i], Plant::File(..) | Plant::Dir(_)))
+            .collect();
+        assert_eq!(hazards, HAZARD_BITS);
+        assert_eq!(planted_path(&LAYOUT[8]), "/memories/hard.txt");
     }
 }

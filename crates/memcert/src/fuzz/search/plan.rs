@@ -150,6 +150,25 @@ fn canonical_spelling(path: &str) -> bool {
     VPath::parse(path).is_ok_and(|p| p.canonical() == path)
 }
 
+/// Whether `path` is another spelling of the store root (`/memories/.`, `/memories//`,
+/// `/memories/a/..`), by the grammar or, where the grammar refuses it, lexically.
+fn names_root(path: &str) -> bool {
+    if VPath::parse(path).is_ok_and(|p| p.canonical() == crate::vpath::ROOT) {
+        return true;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for n in path.split('/') {
+        match n {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            n => parts.push(n),
+        }
+    }
+    parts == ["memories"]
+}
+
 /// The parent folders of a create's `path` or a rename's `new_path` that `model` lacks: what a
 /// handler that makes the parents before it refuses may leave.
 fn missing_parents(model: &Model, input: &Value) -> Vec<Vec<String>> {
@@ -275,7 +294,16 @@ fn others(o: &Outcome, input: &Value, hazards: &[&str]) -> Vec<(Reply, Branch)> 
     if !o.is_error() && !names.iter().all(|p| plain(p)) {
         v.push((Reply::AnySuccess, Branch::Unknown));
     }
+    // Deleting or moving the root by another spelling is never a name taken: it is the root.
+    let moves_root = matches!(
+        input.get("command").and_then(Value::as_str),
+        Some("delete" | "rename")
+    ) && ["path", "old_path"]
+        .iter()
+        .filter_map(|k| input.get(k).and_then(Value::as_str))
+        .any(names_root);
     if o.is_error()
+        && !moves_root
         && names
             .iter()
             .any(|p| !canonical_spelling(p) || !plain(p) || through_hazard(p, hazards))
@@ -579,5 +607,33 @@ mod tests {
         let p = plan(&seq, &[Branch::Unknown], Profile::Docs, "t", false);
         assert_eq!(p.case.steps.len(), 1);
         assert!(p.case.checks.is_empty());
+    }
+
+    /// A delete of another spelling of the root (`/memories/.`) has no unknown branch: only
+    /// a refusal is accepted, so a handler that removes its store is a finding.
+    #[test]
+    fn deleting_the_root_by_another_spelling_is_only_refused() {
+        for spelling in ["/memories/.", "/memories//", "/memories/d/.."] {
+            assert!(names_root(spelling), "{spelling}");
+            let seq = Sequence {
+                layout: 0b11,
+                profile: 0,
+                commands: vec![CommandSpec::Delete {
+                    path: PathSpec {
+                        rooted: false,
+                        tokens: vec![PathToken::Raw(spelling.into())],
+                    },
+                }],
+            };
+            let p = plan(&seq, &[], Profile::Docs, "t", false);
+            assert!(p.steps[0].outcome.is_error(), "{spelling}");
+            assert_eq!(
+                p.steps[0].others,
+                vec![(Reply::AnyError, Branch::Model)],
+                "{spelling}"
+            );
+        }
+        assert!(!names_root("/memories/d"));
+        assert!(!names_root("/memories/../x"));
     }
 }
