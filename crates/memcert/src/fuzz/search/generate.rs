@@ -56,21 +56,55 @@ fn token(rng: &mut fastrand::Rng) -> PathToken {
     }
 }
 
-/// The texts of the traversal payload corpus (`memcert payloads`), made once, that stay inside
-/// the worker's run folder: `{DOWN:1}` (the way down from the root's parent, `base/`, to the
-/// sandbox) is empty and `{DOWN:2}` (from the run folder) is `base/`, so an escape lands on the
-/// canaries one or two folders up, which the watch sees. Texts of depth 3 or more are left out
-/// (they would aim above the run folder, where nothing is watched and certify names the alias by
-/// its random name), as are those naming `{RUN}`, `{BASE}` or `{ROOT}`: the model reads the same
-/// text the handler gets, and a saved finding must replay in another sandbox.
-fn payloads() -> &'static [String] {
-    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    TEXTS.get_or_init(|| {
-        crate::suite::payloads::corpus()
-            .into_iter()
-            .filter_map(|p| fill_down(&p.text))
-            .filter(|t| !t.contains('{'))
-            .collect()
+/// The payload corpus (`memcert payloads`) as the search draws from it, made once: the
+/// traversals by (dot spelling, separator spelling, depth), the other families' texts apart.
+///
+/// Only texts that stay inside the worker's run folder: `{DOWN:1}` (the way down from the
+/// root's parent, `base/`, to the sandbox) is empty and `{DOWN:2}` (from the run folder) is
+/// `base/`, so an escape lands on the canaries one or two folders up, which the watch sees.
+/// Texts of depth 3 or more are left out (they would aim above the run folder, where nothing is
+/// watched and certify names the alias by its random name), as are those naming `{RUN}`,
+/// `{BASE}` or `{ROOT}`: the model reads the same text the handler gets, and a saved finding
+/// must replay in another sandbox.
+struct Payloads {
+    /// The dot spellings of `..`, `plain` first.
+    dots: Vec<String>,
+    /// The separator spellings, `slash` first.
+    slashes: Vec<String>,
+    /// Traversal texts by (dot, separator, depth 1 or 2).
+    traversal: std::collections::HashMap<(String, String, u8), String>,
+    /// Every other text (check/use spellings of `..`, prefixes, root aliases, control
+    /// characters, Windows names, long names).
+    others: Vec<String>,
+}
+
+fn payloads() -> &'static Payloads {
+    static ALL: std::sync::OnceLock<Payloads> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = Payloads {
+            dots: Vec::new(),
+            slashes: Vec::new(),
+            traversal: std::collections::HashMap::new(),
+            others: Vec::new(),
+        };
+        for p in crate::suite::payloads::corpus() {
+            let Some(text) = fill_down(&p.text).filter(|t| !t.contains('{')) else {
+                continue;
+            };
+            match (p.dot, p.slash, p.depth) {
+                (Some(dot), Some(slash), Some(depth)) => {
+                    if !all.dots.contains(&dot) {
+                        all.dots.push(dot.clone());
+                    }
+                    if !all.slashes.contains(&slash) {
+                        all.slashes.push(slash.clone());
+                    }
+                    all.traversal.insert((dot, slash, depth), text);
+                }
+                _ => all.others.push(text),
+            }
+        }
+        all
     })
 }
 
@@ -91,7 +125,7 @@ fn fill_down(text: &str) -> Option<String> {
 }
 
 /// A fresh path: one of the payload corpus's spellings (12%: encoded, look-alike, trimmed;
-/// see [`payloads`]), else
+/// see [`payload`]), else
 /// `/memories` (nearly always) and one to three tokens.
 fn path(rng: &mut fastrand::Rng) -> PathSpec {
     if rng.u8(..100) < 12 {
@@ -105,12 +139,31 @@ fn path(rng: &mut fastrand::Rng) -> PathSpec {
     }
 }
 
-/// One of the payload corpus's spellings ([`payloads`]), as a whole path.
+/// One of the payload corpus's spellings ([`Payloads`]), as a whole path: 70% a traversal of
+/// depth 1 or 2 whose dot spelling is plain `..` 30% of the time (else any) and whose
+/// separator is plain `/` 30% of the time (else any), because a flaw usually lets through one
+/// odd spelling next to a plain one (`..\`, `%2e%2e/`); else any text of the other families.
 fn payload(rng: &mut fastrand::Rng) -> Option<PathSpec> {
     let all = payloads();
-    (!all.is_empty()).then(|| PathSpec {
+    let pick = |rng: &mut fastrand::Rng, v: &'static [String]| -> Option<&'static String> {
+        if v.is_empty() {
+            None
+        } else if rng.u8(..10) < 3 {
+            v.first()
+        } else {
+            v.get(rng.usize(..v.len()))
+        }
+    };
+    let text = if rng.u8(..10) < 7 || all.others.is_empty() {
+        let dot = pick(rng, &all.dots)?.clone();
+        let slash = pick(rng, &all.slashes)?.clone();
+        all.traversal.get(&(dot, slash, rng.u8(1..=2)))?
+    } else {
+        &all.others[rng.usize(..all.others.len())]
+    };
+    Some(PathSpec {
         rooted: false,
-        tokens: vec![PathToken::Raw(all[rng.usize(..all.len())].clone())],
+        tokens: vec![PathToken::Raw(text.clone())],
     })
 }
 
@@ -415,9 +468,20 @@ mod tests {
     #[test]
     fn payloads_aim_at_the_watched_canaries_only() {
         let all = payloads();
-        assert!(all.contains(&"/memories/../outside/canary.txt".to_owned()));
-        assert!(all.contains(&"/memories/../../base/outside/canary.txt".to_owned()));
-        assert!(!all.iter().any(|t| t.contains("/../../../")));
+        let key = |d: &str, s: &str, n| (d.to_owned(), s.to_owned(), n);
+        assert_eq!(all.dots[0], "plain");
+        assert_eq!(all.slashes[0], "slash");
+        assert_eq!(
+            all.traversal[&key("plain", "slash", 1)],
+            "/memories/../outside/canary.txt"
+        );
+        assert_eq!(
+            all.traversal[&key("plain", "slash", 2)],
+            "/memories/../../base/outside/canary.txt"
+        );
+        assert_eq!(all.traversal.len(), all.dots.len() * all.slashes.len() * 2);
+        assert!(!all.others.iter().any(|t| t.contains("/../../../")));
+        assert!(all.others.contains(&"/memories/.".to_owned()));
         assert_eq!(
             fill_down("/memories/../../../{DOWN:3}outside/canary.txt"),
             None
