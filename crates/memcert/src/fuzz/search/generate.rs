@@ -252,8 +252,10 @@ pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
 /// rename, view, delete, view again), so that state a handler keeps from one command to the
 /// next is met.
 fn chain(rng: &mut fastrand::Rng) -> Sequence {
-    if rng.u8(..3) == 0 {
-        return hazard_chain(rng);
+    match rng.u8(..6) {
+        0..=1 => return hazard_chain(rng),
+        2 => return twin_chain(rng),
+        _ => {}
     }
     let name = |rng: &mut fastrand::Rng| PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]);
     let folder = PathSpec {
@@ -301,6 +303,61 @@ fn chain(rng: &mut fastrand::Rng) -> Sequence {
             }
         };
         commands.push(c);
+    }
+    Sequence {
+        layout: 0,
+        profile: 0,
+        commands,
+    }
+}
+
+/// Pairs of names that a store keying its content by a lossy form of the name (case folded,
+/// Unicode-normalised, trimmed, slugged, flattened) maps to one key, though the doc makes them
+/// two files.
+pub const TWINS: [(&str, &str); 6] = [
+    ("/memories/Notes.md", "/memories/notes.md"),
+    ("/memories/caf\u{e9}.md", "/memories/cafe\u{301}.md"),
+    ("/memories/a.md", "/memories/a.md "),
+    ("/memories/a.b", "/memories/a_b"),
+    ("/memories/a/b.md", "/memories/a_b.md"),
+    ("/memories/x.md", "/memories/\u{ff58}.md"),
+];
+
+/// A chain on two twins ([`TWINS`], a sixth of chains): one made, the other made with another
+/// text, then one or both viewed, edited or deleted, so that two names kept under one key show
+/// (the second create overwrites the first's content).
+fn twin_chain(rng: &mut fastrand::Rng) -> Sequence {
+    let (a, b) = TWINS[rng.usize(..TWINS.len())];
+    let (a, b) = if rng.bool() { (a, b) } else { (b, a) };
+    let at = |p: &str| PathSpec {
+        rooted: false,
+        tokens: vec![PathToken::Raw(p.to_owned())],
+    };
+    let first = rng.u8(..);
+    let mut commands = vec![
+        CommandSpec::Create {
+            path: at(a),
+            text: TextSpec::Fixed(first),
+        },
+        CommandSpec::Create {
+            path: at(b),
+            text: TextSpec::Fixed(first.wrapping_add(1)),
+        },
+    ];
+    for _ in 0..rng.usize(1..=2) {
+        let p = at(if rng.bool() { a } else { b });
+        commands.push(match rng.u8(..4) {
+            0..=1 => CommandSpec::View {
+                path: p,
+                range: None,
+            },
+            2 => CommandSpec::Delete { path: p },
+            _ => CommandSpec::StrReplace {
+                path: p,
+                old: TextSpec::Fixed(first),
+                new: text(rng),
+            },
+        });
     }
     Sequence {
         layout: 0,
