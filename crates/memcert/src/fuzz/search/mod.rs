@@ -225,6 +225,9 @@ impl<'a> Fuzzer<'a> {
         let mut corpus: Vec<Sequence> = Vec::new();
         let mut coverage: BTreeSet<String> = BTreeSet::new();
         let mut found: BTreeMap<Cause, usize> = BTreeMap::new();
+        // Per entry of `out.found`: the cause its finding shows without its last command, when
+        // that cause was not met yet (it may be met later).
+        let mut symptoms: Vec<Option<Cause>> = Vec::new();
         let mut out = Outcome::default();
         loop {
             let n = out.stats.sequences;
@@ -272,9 +275,10 @@ impl<'a> Fuzzer<'a> {
                                 // Met again, it counts there without another shrink.
                                 found.insert(cause, i);
                             }
-                            _ => {
+                            other => {
                                 found.insert(cause, out.found.len());
                                 out.found.push(f);
+                                symptoms.push(other);
                             }
                         }
                     }
@@ -284,6 +288,7 @@ impl<'a> Fuzzer<'a> {
                 Judged::Pass | Judged::Replan(..) => {}
             }
         }
+        out.found = fold_symptoms(std::mem::take(&mut out.found), &symptoms);
         out.stats.coverage = coverage.len();
         out.stats.corpus = corpus.len();
         out.coverage = coverage;
@@ -348,6 +353,48 @@ impl Fuzzer<'_> {
             _ => None,
         }
     }
+}
+
+/// `found` with each finding whose shorter form shows another found cause (`symptoms[i]`, a
+/// cause met only after it) counted there instead: a later symptom of a flaw met first, such
+/// as a view that reads nothing after a create that never wrote, is not a second cause.
+fn fold_symptoms(found: Vec<Found>, symptoms: &[Option<Cause>]) -> Vec<Found> {
+    let causes: Vec<Cause> = found.iter().map(|f| f.cause.clone()).collect();
+    let root = symptom_roots(&causes, symptoms);
+    let mut extra = vec![0u64; found.len()];
+    for (i, f) in found.iter().enumerate() {
+        if root[i] != i {
+            extra[root[i]] += f.count;
+        }
+    }
+    found
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| root[*i] == *i)
+        .map(|(i, mut f)| {
+            f.count += extra[i];
+            f
+        })
+        .collect()
+}
+
+/// For each of `causes` (in the order met), the index of the cause it is counted under: its
+/// own, or the end of the chain of `symptoms` links (entry `i` shows `symptoms[i]` without its
+/// last command). A symptom's cause is met after it, so links only go forward (no cycle).
+fn symptom_roots(causes: &[Cause], symptoms: &[Option<Cause>]) -> Vec<usize> {
+    let next = |i: usize| -> Option<usize> {
+        let c = symptoms.get(i)?.as_ref()?;
+        causes.iter().position(|d| d == c).filter(|&j| j > i)
+    };
+    (0..causes.len())
+        .map(|i| {
+            let mut r = i;
+            while let Some(j) = next(r) {
+                r = j;
+            }
+            r
+        })
+        .collect()
 }
 
 /// The branch a reply to `step` took: the model's outcome (also in other words), another
@@ -434,6 +481,14 @@ fn cause_of(plan: &Plan, record: &CaseRecord) -> Cause {
     // the confinement, not the command that showed it.
     let (expected, got) = if record.verdict == Verdict::Unsafe {
         (String::new(), String::new())
+    } else if worst.is_some_and(|f| {
+        f.detail.contains("reads as an error") && f.detail.contains("is_error is false")
+    }) {
+        // An error sent without its flag is one flaw whatever error the model gave.
+        (
+            "an error".to_owned(),
+            "the same error without is_error".to_owned(),
+        )
     } else {
         (expected, got)
     };
@@ -492,4 +547,40 @@ fn keys(j: &Judgement) -> Vec<String> {
             format!("{command}|{:?}|{branch}|{error}", sp.outcome.kind())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cause(kind: &str) -> Cause {
+        Cause {
+            verdict: Verdict::Fail,
+            kind: kind.into(),
+            expected: String::new(),
+            got: String::new(),
+        }
+    }
+
+    /// A view that reads nothing (met first) after a create that never wrote (met second):
+    /// counted under the create's cause; a chain of two links ends at its last cause; an
+    /// unrelated cause stays.
+    #[test]
+    fn symptoms_met_first_count_under_their_cause() {
+        let causes = [
+            cause("reply"),
+            cause("check"),
+            cause("other"),
+            cause("x"),
+            cause("y"),
+        ];
+        let symptoms = [
+            Some(cause("check")),
+            None,
+            None,
+            Some(cause("y")),
+            Some(cause("reply")),
+        ];
+        assert_eq!(symptom_roots(&causes, &symptoms), [1, 1, 2, 4, 4]);
+    }
 }
