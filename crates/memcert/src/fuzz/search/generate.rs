@@ -228,11 +228,11 @@ fn command(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> CommandSpec {
     }
 }
 
-/// A fresh sequence: a chain (a quarter of the time, [`chain`]), or a layout (half the time
+/// A fresh sequence: a chain (a third of the time, [`chain`]), or a layout (half the time
 /// just `a.txt` and `d/b.txt`, else any of the planted hazards) and two to [`DRAWN_COMMANDS`]
 /// commands.
 pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
-    if rng.u8(..4) == 0 {
+    if rng.u8(..3) == 0 {
         return chain(rng);
     }
     let mut commands = Vec::new();
@@ -247,10 +247,11 @@ pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
     }
 }
 
-/// A chain over one file and its folder (a quarter of fresh draws): the file made, then three
-/// to five commands on the file, its folder, or where a rename moved either (create, edit,
-/// rename, view, delete, view again), so that state a handler keeps from one command to the
-/// next is met.
+/// A chain (a third of fresh draws): a third of the time on a planted hazard
+/// ([`hazard_chain`]), a sixth on two twins ([`twin_chain`]), else over one file and its folder:
+/// the file made, then three to five commands on the file, its folder, or where a rename moved
+/// either (create, edit, rename, view, delete, view again), so that state a handler keeps from
+/// one command to the next is met.
 fn chain(rng: &mut fastrand::Rng) -> Sequence {
     match rng.u8(..6) {
         0..=1 => return hazard_chain(rng),
@@ -383,7 +384,7 @@ fn planted_path(p: &Plant) -> &'static str {
     }
 }
 
-/// A chain on one planted hazard (a third of chains): the layout's two files and the hazard,
+/// A chain on one planted hazard (a third of chains, [`chain`]): the layout's two files and the hazard,
 /// then two to four commands of any kind on the hazard or a name below it (a link to a folder
 /// leads somewhere), so that each command meets each kind of hazard: an insert through a hard
 /// link, a view of a FIFO, a create below a link to the outside.

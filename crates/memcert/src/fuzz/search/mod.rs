@@ -18,7 +18,7 @@
 //! - an ERROR (no reply: a hang, a crash): counted.
 //!
 //! # Search
-//! Inputs are drawn fresh or mutated from the corpus ([`generate::mutate`]); an input is kept
+//! Inputs are drawn fresh or (half the time) mutated from the corpus ([`generate::mutate`]); an input is kept
 //! when it reaches a new coverage key, (command, model outcome, branch taken, reply is an error),
 //! as libFuzzer keeps inputs that reach new edges. With one seed and one handler, the run is
 //! deterministic as far as the handler is.
@@ -242,7 +242,7 @@ impl<'a> Fuzzer<'a> {
                 .and_then(|i| settings.initial.get(i));
             let seq = if let Some(s) = initial {
                 s.clone()
-            } else if corpus.is_empty() || rng.u8(..3) == 0 {
+            } else if corpus.is_empty() || rng.bool() {
                 generate::sequence(&mut rng)
             } else {
                 let base = &corpus[rng.usize(..corpus.len())];
@@ -267,7 +267,15 @@ impl<'a> Fuzzer<'a> {
                     } else {
                         events(Event::Met(&cause));
                         let f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
-                        match self.earlier_cause(&f, &id) {
+                        // The same commands before the last as a finding already made: the
+                        // state they leave is wrong, and the last command only reads it
+                        // another way (a view, then a str_replace, of two names kept as one).
+                        let same_state = out
+                            .found
+                            .iter()
+                            .position(|g| same_lead_up(g, &f))
+                            .map(|i| out.found[i].cause.clone());
+                        match same_state.or_else(|| self.earlier_cause(&f, &id)) {
                             // A consequence of a flaw an earlier command already shows.
                             Some(c) if found.contains_key(&c) => {
                                 let i = found[&c];
@@ -353,6 +361,27 @@ impl Fuzzer<'_> {
             _ => None,
         }
     }
+}
+
+/// Whether the shrunk findings `a` and `b` are both FAIL and send the same commands on the same
+/// paths before their last one (at least one command; texts may differ).
+fn same_lead_up(a: &Found, b: &Found) -> bool {
+    let lead_up = |f: &Found| -> Vec<Vec<String>> {
+        let steps = &f.plan.case.steps;
+        steps[..steps.len().saturating_sub(1)]
+            .iter()
+            .map(|s| {
+                ["command", "path", "old_path", "new_path"]
+                    .iter()
+                    .filter_map(|k| s.input.get(*k).and_then(|v| v.as_str()).map(str::to_owned))
+                    .collect()
+            })
+            .collect()
+    };
+    a.cause.verdict == Verdict::Fail
+        && b.cause.verdict == Verdict::Fail
+        && b.plan.case.steps.len() > 1
+        && lead_up(a) == lead_up(b)
 }
 
 /// `found` with each finding whose shorter form shows another found cause (`symptoms[i]`, a
