@@ -21,9 +21,19 @@ fn summary(err: &str) -> &str {
 /// `certify --replay saved --cases 'replay/*'` on the Python handler `spec`: the exit code and
 /// the JSON report.
 fn replay(spec: &str, py: &str, saved: &std::path::Path) -> (Option<i32>, serde_json::Value) {
+    replay_with(spec, py, &[], saved)
+}
+
+/// [`replay`] with more flags (`--memory-dir-unknown`).
+fn replay_with(
+    spec: &str,
+    py: &str,
+    flags: &[&str],
+    saved: &std::path::Path,
+) -> (Option<i32>, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json");
-    let (code, out, err) = memcert(&[
+    let mut args = vec![
         "certify",
         "--python",
         spec,
@@ -31,13 +41,11 @@ fn replay(spec: &str, py: &str, saved: &std::path::Path) -> (Option<i32>, serde_
         py,
         "--jobs",
         "1",
-        "--replay",
-        saved.to_str().unwrap(),
-        "--cases",
-        "replay/*",
-        "--report-json",
-        report.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["--replay", saved.to_str().unwrap(), "--cases", "replay/*"]);
+    args.extend_from_slice(&["--report-json", report.to_str().unwrap()]);
+    let (code, out, err) = memcert(&args);
     let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
     (code, serde_json::from_str(&text).unwrap())
 }
@@ -111,7 +119,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
     assert_eq!(code, Some(0), "{out}{err}");
     let dir = tempfile::tempdir().unwrap();
     let found = dir.path().join("found");
-    let (code, out, err) = fuzz_python(STALE, &py, "500", &found);
+    let (code, out, err) = fuzz_python(STALE, &py, "800", &found);
     assert_eq!(code, Some(1), "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(
@@ -121,7 +129,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "{out}"
     );
     assert!(
-        lines[0].contains("first in sequence 472; 3 commands, shrunk from "),
+        lines[0].contains("first in sequence 788; 3 commands, shrunk from "),
         "{out}"
     );
     assert!(!out.contains("FINDING 2"), "{out}");
@@ -175,31 +183,61 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
     assert_eq!(code, Some(0), "{out}{err}");
 }
 
-/// A one-flaw fixture (`raw_os_errors.py`: OS errors passed on raw, with the host path): one
-/// cause, UNSAFE, at most 6 commands, and its saved finding replays UNSAFE.
+/// One-flaw fixtures of three kinds, each with seed 1 and an empty corpus: OS errors passed on
+/// raw with the host path (`raw_os_errors.py`), a traversal spelling decoded after the check
+/// (`decode_after_check.py`, a payload), and a black-box store whose key is case-folded
+/// (`alias_casefold.py`, two twins). Each is one cause of at most 6 commands, and its saved
+/// finding replays with the same verdict and kind.
 #[test]
-fn a_one_flaw_fixture_is_one_cause_and_replays_the_same() {
+fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
     let py = python();
-    let spec = "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool";
-    let dir = tempfile::tempdir().unwrap();
-    let found = dir.path().join("found");
-    let (code, out, err) = fuzz_python(spec, &py, "100", &found);
-    assert_eq!(code, Some(1), "{out}{err}");
-    let first = out.lines().next().unwrap_or("");
-    assert!(
-        first.starts_with("FINDING 1: UNSAFE host-path-disclosed (met "),
-        "{out}"
-    );
-    assert!(!out.contains("FINDING 2"), "{out}");
-    let commands = out
-        .lines()
-        .filter(|l| l.trim_start().split_once(". {").is_some())
-        .count();
-    assert!((1..=6).contains(&commands), "{out}");
-    let (code, r) = replay(spec, &py, &only_file(&found));
-    assert_eq!(code, Some(1));
-    assert_eq!(r["cases"][0]["verdict"], "UNSAFE");
-    assert_eq!(r["cases"][0]["findings"][0]["kind"], "host-path-disclosed");
+    let table: [(&str, &[&str], &str, &str, &str); 3] = [
+        (
+            "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
+            &[],
+            "100",
+            "FINDING 1: UNSAFE host-path-disclosed (met ",
+            "host-path-disclosed",
+        ),
+        (
+            "fixtures/handlers/flawed/decode_after_check.py:DecodeAfterCheckMemoryTool",
+            &[],
+            "200",
+            "FINDING 1: UNSAFE outside-touched (met ",
+            "outside-",
+        ),
+        (
+            "fixtures/handlers/flawed/alias_casefold.py:AliasCasefoldMemoryTool",
+            &["--memory-dir-unknown"],
+            "60",
+            "FINDING 1: FAIL reply (the model: success; the handler: success) (met ",
+            "reply",
+        ),
+    ];
+    for (spec, flags, runs, first_line, kind) in table {
+        let dir = tempfile::tempdir().unwrap();
+        let found = dir.path().join("found");
+        let mut args = vec!["fuzz", "--python", spec, "--python-exe", &py];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--runs", runs, "--seed", "1", "--jobs", "1"]);
+        args.extend_from_slice(&["--out", found.to_str().unwrap()]);
+        let (code, out, err) = memcert(&args);
+        assert_eq!(code, Some(1), "{spec}: {out}{err}");
+        let first = out.lines().next().unwrap_or("");
+        assert!(first.starts_with(first_line), "{spec}: {out}");
+        assert!(!out.contains("FINDING 2"), "{spec}: {out}");
+        let commands = out
+            .lines()
+            .filter(|l| l.trim_start().split_once(". {").is_some())
+            .count();
+        assert!((1..=6).contains(&commands), "{spec}: {out}");
+        let (code, r) = replay_with(spec, &py, flags, &only_file(&found));
+        assert_eq!(code, Some(1), "{spec}");
+        let verdict = first_line["FINDING 1: ".len()..].split(' ').next().unwrap();
+        assert_eq!(r["cases"][0]["verdict"], verdict, "{spec}: {r}");
+        let got = r["cases"][0]["findings"][0]["kind"].as_str().unwrap_or("");
+        assert!(got.starts_with(kind), "{spec}: {got}");
+    }
 }
 
 /// `--out` is checked before the handler starts: never where the handler may write.
