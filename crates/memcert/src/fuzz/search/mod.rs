@@ -364,11 +364,11 @@ impl Fuzzer<'_> {
 }
 
 /// Whether the shrunk findings `a` and `b` are both FAIL and send the same commands on the same
-/// paths before their last one (at least one command; texts may differ).
+/// paths before their last one, in any order (at least one command; texts may differ).
 fn same_lead_up(a: &Found, b: &Found) -> bool {
     let lead_up = |f: &Found| -> Vec<Vec<String>> {
         let steps = &f.plan.case.steps;
-        steps[..steps.len().saturating_sub(1)]
+        let mut v: Vec<Vec<String>> = steps[..steps.len().saturating_sub(1)]
             .iter()
             .map(|s| {
                 ["command", "path", "old_path", "new_path"]
@@ -376,7 +376,10 @@ fn same_lead_up(a: &Found, b: &Found) -> bool {
                     .filter_map(|k| s.input.get(*k).and_then(|v| v.as_str()).map(str::to_owned))
                     .collect()
             })
-            .collect()
+            .collect();
+        // In either order: two twins made one after the other are one state.
+        v.sort();
+        v
     };
     a.cause.verdict == Verdict::Fail
         && b.cause.verdict == Verdict::Fail
