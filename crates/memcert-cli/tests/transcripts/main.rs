@@ -10,7 +10,8 @@
 //! Where the two could differ, and why they do not for the shipped transcripts:
 //! - Concurrency. The TypeScript runner runs one turn's calls concurrently; its adapter does
 //!   the same with each turn of several calls, which `to_case` keeps (`Case::turns`):
-//!   `one-turn-dependent` is NON-STRICT both ways.
+//!   `one-turn-dependent` is NON-STRICT both ways when the view wins the race, PASS when the
+//!   create does.
 //! - Error rendering. Both adapters render a thrown error as their runner does (`repr(exc)`
 //!   or a `ToolError`'s text for Python, `Error: ` + message for TypeScript), so replies match
 //!   byte for byte, except where they echo a host path from `{RUN}`.
@@ -50,12 +51,19 @@ fn python_sdk_handler_over_stdio() {
 
 /// The TypeScript SDK handler: as Python, except that one turn's create and view of the same
 /// file run concurrently (the adapter's batch, like the runner's `Promise.all`): the view
-/// answers "does not exist", NON-STRICT.
+/// usually answers "does not exist", NON-STRICT, but when the create wins the race it is PASS
+/// (seen in a CI run), so that one case may be either.
 #[test]
 fn typescript_sdk_handler_over_stdio() {
     let (_dir, mut t) = sdk_target(Profile::TypescriptSdk);
-    let verdicts = stdio_verdicts(&mut t, Profile::TypescriptSdk);
-    assert_eq!(verdicts, transcript_verdicts(Profile::TypescriptSdk));
+    let mut verdicts = stdio_verdicts(&mut t, Profile::TypescriptSdk);
+    let expected = transcript_verdicts(Profile::TypescriptSdk);
+    let racy = "app/one-turn-dependent";
+    assert_eq!(expected.get(racy), Some(&Verdict::NonStrict));
+    if verdicts.get(racy) == Some(&Verdict::Pass) {
+        verdicts.insert(racy.to_owned(), Verdict::NonStrict);
+    }
+    assert_eq!(verdicts, expected);
 }
 
 /// A `--report-json` report's cases: id and verdict, in report order.
