@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use memcert::certify::{self, Config};
 use memcert::exit;
-use memcert::fuzz::search::{Event, Found, Fuzzer, Outcome, Settings, Stats};
+use memcert::fuzz::search::{merge_found, Event, Found, Fuzzer, Outcome, Settings, Stats};
 use memcert::fuzz::sequence::Sequence;
 use memcert::report::escape::terminal;
 use memcert::text::Profile;
@@ -328,8 +328,9 @@ fn share(total: u64, workers: u64, i: u64) -> u64 {
     total / workers + u64::from(i < total % workers)
 }
 
-/// The workers' outcomes as one: causes found by several kept once (the shortest shrink,
-/// counts added), stats added, coverage joined, the longest wall time.
+/// The workers' outcomes as one: the findings joined per flaw
+/// ([`memcert::fuzz::search::merge_found`]), stats added, coverage joined, the longest wall
+/// time.
 fn merge(outcomes: Vec<Outcome>) -> (Vec<Found>, Stats, Duration) {
     let mut found: Vec<Found> = Vec::new();
     let mut stats = Stats::default();
@@ -344,22 +345,10 @@ fn merge(outcomes: Vec<Outcome>) -> (Vec<Found>, Stats, Duration) {
         coverage.extend(o.coverage);
         stats.corpus += o.stats.corpus;
         elapsed = elapsed.max(o.elapsed);
-        for f in o.found {
-            match found.iter_mut().find(|g| g.cause == f.cause) {
-                Some(g) => {
-                    g.count += f.count;
-                    if f.plan.case.steps.len() < g.plan.case.steps.len() {
-                        let count = g.count;
-                        *g = f;
-                        g.count = count;
-                    }
-                }
-                None => found.push(f),
-            }
-        }
+        found.extend(o.found);
     }
     stats.coverage = coverage.len();
-    (found, stats, elapsed)
+    (merge_found(found), stats, elapsed)
 }
 
 /// One finding on stdout: the cause, the planted layout, each command with the model's reply

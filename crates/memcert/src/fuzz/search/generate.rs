@@ -194,6 +194,42 @@ fn text(rng: &mut fastrand::Rng) -> TextSpec {
     TextSpec::Fixed(rng.u8(..))
 }
 
+/// The commands a chain sends on one path, with what each needs drawn from `rng` in this
+/// order.
+#[derive(Clone, Copy)]
+enum On {
+    View,
+    Create,
+    StrReplace,
+    Insert,
+    Delete,
+}
+
+/// `op` on `p`: a whole view, a create or str_replace of fixed texts, an insert at line 0-2.
+fn on(rng: &mut fastrand::Rng, op: On, p: PathSpec) -> CommandSpec {
+    match op {
+        On::View => CommandSpec::View {
+            path: p,
+            range: None,
+        },
+        On::Create => CommandSpec::Create {
+            path: p,
+            text: text(rng),
+        },
+        On::StrReplace => CommandSpec::StrReplace {
+            path: p,
+            old: text(rng),
+            new: text(rng),
+        },
+        On::Insert => CommandSpec::Insert {
+            path: p,
+            line: rng.i8(0..3),
+            text: text(rng),
+        },
+        On::Delete => CommandSpec::Delete { path: p },
+    }
+}
+
 /// One command whose paths may reuse those of `earlier`.
 fn command(rng: &mut fastrand::Rng, earlier: &[CommandSpec]) -> CommandSpec {
     let p = reused_path(rng, earlier);
@@ -273,25 +309,11 @@ fn chain(rng: &mut fastrand::Rng) -> Sequence {
     for _ in 0..rng.usize(3..=5) {
         let p = places[rng.usize(..places.len())].clone();
         let c = match rng.u8(..8) {
-            0..=1 => CommandSpec::View {
-                path: p,
-                range: None,
-            },
-            2 => CommandSpec::StrReplace {
-                path: p,
-                old: text(rng),
-                new: text(rng),
-            },
-            3 => CommandSpec::Insert {
-                path: p,
-                line: rng.i8(0..3),
-                text: text(rng),
-            },
-            4 => CommandSpec::Delete { path: p },
-            5 => CommandSpec::Create {
-                path: p,
-                text: text(rng),
-            },
+            0..=1 => on(rng, On::View, p),
+            2 => on(rng, On::StrReplace, p),
+            3 => on(rng, On::Insert, p),
+            4 => on(rng, On::Delete, p),
+            5 => on(rng, On::Create, p),
             _ => {
                 let mut to = p.clone();
                 to.tokens.pop();
@@ -348,11 +370,9 @@ fn twin_chain(rng: &mut fastrand::Rng) -> Sequence {
     for _ in 0..rng.usize(1..=2) {
         let p = at(if rng.bool() { a } else { b });
         commands.push(match rng.u8(..4) {
-            0..=1 => CommandSpec::View {
-                path: p,
-                range: None,
-            },
-            2 => CommandSpec::Delete { path: p },
+            0..=1 => on(rng, On::View, p),
+            2 => on(rng, On::Delete, p),
+            // The first twin's text, which the second may have overwritten.
             _ => CommandSpec::StrReplace {
                 path: p,
                 old: TextSpec::Fixed(first),
@@ -402,25 +422,11 @@ fn hazard_chain(rng: &mut fastrand::Rng) -> Sequence {
                 .push(PathToken::Name(PLAIN[rng.usize(..PLAIN.len())]));
         }
         let c = match rng.u8(..6) {
-            0 => CommandSpec::View {
-                path: p,
-                range: None,
-            },
-            1 => CommandSpec::Create {
-                path: p,
-                text: text(rng),
-            },
-            2 => CommandSpec::StrReplace {
-                path: p,
-                old: TextSpec::Fixed(rng.u8(..)),
-                new: text(rng),
-            },
-            3 => CommandSpec::Insert {
-                path: p,
-                line: rng.i8(0..3),
-                text: text(rng),
-            },
-            4 => CommandSpec::Delete { path: p },
+            0 => on(rng, On::View, p),
+            1 => on(rng, On::Create, p),
+            2 => on(rng, On::StrReplace, p),
+            3 => on(rng, On::Insert, p),
+            4 => on(rng, On::Delete, p),
             _ => CommandSpec::Rename {
                 old: p,
                 new: PathSpec {
@@ -537,9 +543,20 @@ mod tests {
             all.traversal[&key("plain", "slash", 2)],
             "/memories/../../base/outside/canary.txt"
         );
-        assert_eq!(all.traversal.len(), all.dots.len() * all.slashes.len() * 2);
-        assert!(!all.others.iter().any(|t| t.contains("/../../../")));
+        // 23 dot spellings, 16 separators, depths 1 and 2.
+        assert_eq!((all.dots.len(), all.slashes.len()), (23, 16));
+        assert_eq!(all.traversal.len(), 23 * 16 * 2);
+        // The check/use spellings of `..` at depths 1 and 2 (trim 16, ignorable 16, slug 2)
+        // and the 28 texts of the families without a depth (the absolute one naming `{RUN}`
+        // left out).
+        assert_eq!(all.others.len(), 16 + 16 + 2 + 28);
         assert!(all.others.contains(&"/memories/.".to_owned()));
+        // No payload of depth 3 or more is drawn, whatever its spelling.
+        for p in crate::suite::payloads::corpus() {
+            if p.depth.is_some_and(|d| d > 2) {
+                assert_eq!(fill_down(&p.text), None, "{}", p.id);
+            }
+        }
         assert_eq!(
             fill_down("/memories/../../../{DOWN:3}outside/canary.txt"),
             None

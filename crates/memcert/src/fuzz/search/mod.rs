@@ -39,7 +39,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::certify::{run_case_in, CaseRecord, Config, Lane, Startup};
-use crate::fuzz::sequence::Sequence;
+use crate::fuzz::sequence::{CommandSpec, Sequence};
 use crate::suite::verdict::{grade_step, reply_matches, Verdict};
 use crate::suite::{Level, Step};
 use crate::target::Target;
@@ -127,6 +127,12 @@ pub struct Found {
     pub count: u64,
     /// Commands of the input first met, before shrinking.
     pub unshrunk_commands: usize,
+    /// The cause this finding's commands before its last one show (with a view of each path
+    /// they name), when it is another cause not met yet: this finding is then a later symptom
+    /// of that flaw, counted under it once it is met ([`merge_found`]).
+    pub follows: Option<Cause>,
+    /// Other causes counted under this one (later symptoms of its flaw).
+    pub also: Vec<Cause>,
 }
 
 /// Counts of a search.
@@ -225,9 +231,6 @@ impl<'a> Fuzzer<'a> {
         let mut corpus: Vec<Sequence> = Vec::new();
         let mut coverage: BTreeSet<String> = BTreeSet::new();
         let mut found: BTreeMap<Cause, usize> = BTreeMap::new();
-        // Per entry of `out.found`: the cause its finding shows without its last command, when
-        // that cause was not met yet (it may be met later).
-        let mut symptoms: Vec<Option<Cause>> = Vec::new();
         let mut out = Outcome::default();
         loop {
             let n = out.stats.sequences;
@@ -266,27 +269,20 @@ impl<'a> Fuzzer<'a> {
                         out.found[i].count += 1;
                     } else {
                         events(Event::Met(&cause));
-                        let f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
-                        // The same commands before the last as a finding already made: the
-                        // state they leave is wrong, and the last command only reads it
-                        // another way (a view, then a str_replace, of two names kept as one).
-                        let same_state = out
-                            .found
-                            .iter()
-                            .position(|g| same_lead_up(g, &f))
-                            .map(|i| out.found[i].cause.clone());
-                        match same_state.or_else(|| self.earlier_cause(&f, &id)) {
-                            // A consequence of a flaw an earlier command already shows.
+                        let mut f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
+                        match self.earlier_cause(&f, &id) {
+                            // A consequence of a flaw an earlier command already shows: it
+                            // counts there, now and when met again, without another shrink.
                             Some(c) if found.contains_key(&c) => {
                                 let i = found[&c];
                                 out.found[i].count += 1;
-                                // Met again, it counts there without another shrink.
+                                out.found[i].also.push(cause.clone());
                                 found.insert(cause, i);
                             }
-                            other => {
+                            follows => {
+                                f.follows = follows;
                                 found.insert(cause, out.found.len());
                                 out.found.push(f);
-                                symptoms.push(other);
                             }
                         }
                     }
@@ -296,7 +292,7 @@ impl<'a> Fuzzer<'a> {
                 Judged::Pass | Judged::Replan(..) => {}
             }
         }
-        out.found = fold_symptoms(std::mem::take(&mut out.found), &symptoms);
+        out.found = merge_found(std::mem::take(&mut out.found));
         out.stats.coverage = coverage.len();
         out.stats.corpus = corpus.len();
         out.coverage = coverage;
@@ -346,9 +342,11 @@ impl<'a> Fuzzer<'a> {
 }
 
 impl Fuzzer<'_> {
-    /// The cause the shrunk finding `f` shows without its last command, when that still
-    /// fails: `f` is then a later symptom of that flaw (a create that never wrote, then a view
-    /// of the file: the view's FAIL is the create's flaw).
+    /// The cause the shrunk finding `f` shows without its last command, and with a view of
+    /// each path those commands name, when that still fails with another cause: `f` is then a
+    /// later symptom of that flaw (a create that never wrote, then a str_replace in the file:
+    /// the str_replace's FAIL is the create's flaw). The views let the state show where no
+    /// store check can see it (black-box mode, a cache).
     fn earlier_cause(&mut self, f: &Found, id: &str) -> Option<Cause> {
         let mut shorter = f.sequence.clone();
         shorter.commands.truncate(f.plan.case.steps.len());
@@ -356,6 +354,26 @@ impl Fuzzer<'_> {
         if shorter.commands.is_empty() {
             return None;
         }
+        let mut named: Vec<&crate::fuzz::sequence::PathSpec> = Vec::new();
+        for p in f.sequence.commands[..shorter.commands.len()]
+            .iter()
+            .flat_map(CommandSpec::paths)
+        {
+            if !named.contains(&p) {
+                named.push(p);
+            }
+        }
+        let views: Vec<CommandSpec> = named
+            .into_iter()
+            .map(|p| CommandSpec::View {
+                path: p.clone(),
+                range: None,
+            })
+            .collect();
+        shorter.commands.extend(views);
+        shorter
+            .commands
+            .truncate(crate::fuzz::sequence::MAX_COMMANDS);
         match self.evaluate(&shorter, id).judged {
             Judged::Found(c) if c != f.cause => Some(c),
             _ => None,
@@ -363,65 +381,87 @@ impl Fuzzer<'_> {
     }
 }
 
-/// Whether the shrunk findings `a` and `b` are both FAIL and send the same commands on the same
-/// paths before their last one, in any order (at least one command; texts may differ).
-fn same_lead_up(a: &Found, b: &Found) -> bool {
-    let lead_up = |f: &Found| -> Vec<Vec<String>> {
-        let steps = &f.plan.case.steps;
-        let mut v: Vec<Vec<String>> = steps[..steps.len().saturating_sub(1)]
-            .iter()
-            .map(|s| {
-                ["command", "path", "old_path", "new_path"]
-                    .iter()
-                    .filter_map(|k| s.input.get(*k).and_then(|v| v.as_str()).map(str::to_owned))
-                    .collect()
-            })
-            .collect();
-        // In either order: two twins made one after the other are one state.
-        v.sort();
-        v
-    };
-    a.cause.verdict == Verdict::Fail
-        && b.cause.verdict == Verdict::Fail
-        && b.plan.case.steps.len() > 1
-        && lead_up(a) == lead_up(b)
-}
-
-/// `found` with each finding whose shorter form shows another found cause (`symptoms[i]`, a
-/// cause met only after it) counted there instead: a later symptom of a flaw met first, such
-/// as a view that reads nothing after a create that never wrote, is not a second cause.
-fn fold_symptoms(found: Vec<Found>, symptoms: &[Option<Cause>]) -> Vec<Found> {
-    let causes: Vec<Cause> = found.iter().map(|f| f.cause.clone()).collect();
-    let root = symptom_roots(&causes, symptoms);
-    let mut extra = vec![0u64; found.len()];
-    for (i, f) in found.iter().enumerate() {
-        if root[i] != i {
-            extra[root[i]] += f.count;
+/// Findings as one list per flaw, from one worker or several (in the order met, or the
+/// workers' lists one after another):
+/// - findings of one cause (met by several workers), or of a cause another finding counts
+///   under ([`Found::also`]), are one: counts added, the shortest shrink kept, the earliest
+///   sequence;
+/// - a finding that is a later symptom of another ([`Found::follows`]) is counted under it, along
+///   a chain of such links.
+pub fn merge_found(all: Vec<Found>) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
+    for f in all {
+        let same = |g: &Found| {
+            g.cause == f.cause || g.also.contains(&f.cause) || f.also.contains(&g.cause)
+        };
+        match out.iter().position(same) {
+            Some(i) => absorb(&mut out[i], f),
+            None => out.push(f),
         }
     }
-    found
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| root[*i] == *i)
-        .map(|(i, mut f)| {
-            f.count += extra[i];
-            f
-        })
-        .collect()
+    let keys: Vec<(Cause, Vec<Cause>)> = out
+        .iter()
+        .map(|f| (f.cause.clone(), f.also.clone()))
+        .collect();
+    let follows: Vec<Option<Cause>> = out.iter().map(|f| f.follows.clone()).collect();
+    let root = symptom_roots(&keys, &follows);
+    let mut kept: Vec<Option<Found>> = out.into_iter().map(Some).collect();
+    for i in 0..kept.len() {
+        if root[i] != i {
+            if let Some(f) = kept[i].take() {
+                if let Some(r) = kept[root[i]].as_mut() {
+                    r.count += f.count;
+                    r.first_at = r.first_at.min(f.first_at);
+                    r.also.push(f.cause);
+                    r.also.extend(f.also);
+                }
+            }
+        }
+    }
+    kept.into_iter().flatten().collect()
 }
 
-/// For each of `causes` (in the order met), the index of the cause it is counted under: its
-/// own, or the end of the chain of `symptoms` links (entry `i` shows `symptoms[i]` without its
-/// last command). A symptom's cause is met after it, so links only go forward (no cycle).
-fn symptom_roots(causes: &[Cause], symptoms: &[Option<Cause>]) -> Vec<usize> {
-    let next = |i: usize| -> Option<usize> {
-        let c = symptoms.get(i)?.as_ref()?;
-        causes.iter().position(|d| d == c).filter(|&j| j > i)
+/// `f`, a finding of the same flaw, counted into `g`: counts added, the shorter shrink kept,
+/// the earlier first sequence, the causes counted under either.
+fn absorb(g: &mut Found, f: Found) {
+    let count = g.count + f.count;
+    let first_at = g.first_at.min(f.first_at);
+    let mut also = std::mem::take(&mut g.also);
+    also.extend(f.also.iter().cloned());
+    let other = if f.plan.case.steps.len() < g.plan.case.steps.len() {
+        std::mem::replace(g, f).cause
+    } else {
+        f.cause
     };
-    (0..causes.len())
+    if other != g.cause && !also.contains(&other) {
+        also.push(other);
+    }
+    also.retain(|c| *c != g.cause);
+    g.also = also;
+    g.count = count;
+    g.first_at = first_at;
+}
+
+/// For each finding, given as (its cause, the causes counted under it), the index it is
+/// counted under: its own, or the end of the chain of `follows` links (finding `i` is a later
+/// symptom of the finding whose cause, or a cause counted under it, is `follows[i]`). A chain
+/// that comes back on itself ends at the first-met finding of the loop.
+fn symptom_roots(keys: &[(Cause, Vec<Cause>)], follows: &[Option<Cause>]) -> Vec<usize> {
+    let next = |i: usize| -> Option<usize> {
+        let c = follows.get(i)?.as_ref()?;
+        keys.iter()
+            .position(|(d, also)| d == c || also.contains(c))
+            .filter(|&j| j != i)
+    };
+    (0..keys.len())
         .map(|i| {
+            let mut seen = vec![i];
             let mut r = i;
             while let Some(j) = next(r) {
+                if let Some(at) = seen.iter().position(|&k| k == j) {
+                    return seen[at..].iter().copied().min().unwrap_or(r);
+                }
+                seen.push(j);
                 r = j;
             }
             r
@@ -514,9 +554,13 @@ fn cause_of(plan: &Plan, record: &CaseRecord) -> Cause {
     let (expected, got) = if record.verdict == Verdict::Unsafe {
         (String::new(), String::new())
     } else if worst.is_some_and(|f| {
-        f.detail.contains("reads as an error") && f.detail.contains("is_error is false")
+        // The grader's own words open the detail; the handler's reply is quoted after them.
+        f.detail.split_once(": ").is_some_and(|(head, rest)| {
+            head.starts_with("step ") && rest.starts_with("the reply reads as an error")
+        })
     }) {
-        // An error sent without its flag is one flaw whatever error the model gave.
+        // An error sent without its flag is one flaw whatever error the model gave (an error
+        // of another class, unflagged, counts here too).
         (
             "an error".to_owned(),
             "the same error without is_error".to_owned(),
@@ -594,25 +638,98 @@ mod tests {
         }
     }
 
-    /// A view that reads nothing (met first) after a create that never wrote (met second):
-    /// counted under the create's cause; a chain of two links ends at its last cause; an
-    /// unrelated cause stays.
+    /// A str_replace that fails (met first) after a create that never wrote (met second):
+    /// counted under the create's cause; a chain of two links ends at its last cause; a link
+    /// to a cause counted under another finding ends there; a loop ends at its first-met
+    /// finding; an unrelated cause stays.
     #[test]
-    fn symptoms_met_first_count_under_their_cause() {
-        let causes = [
-            cause("reply"),
-            cause("check"),
-            cause("other"),
-            cause("x"),
-            cause("y"),
+    fn symptoms_count_under_their_cause() {
+        let keys = [
+            (cause("reply"), vec![]),
+            (cause("check"), vec![cause("merged")]),
+            (cause("other"), vec![]),
+            (cause("x"), vec![]),
+            (cause("y"), vec![]),
+            (cause("a"), vec![]),
+            (cause("b"), vec![]),
         ];
-        let symptoms = [
+        let follows = [
             Some(cause("check")),
             None,
-            None,
+            Some(cause("merged")),
             Some(cause("y")),
             Some(cause("reply")),
+            Some(cause("b")),
+            Some(cause("a")),
         ];
-        assert_eq!(symptom_roots(&causes, &symptoms), [1, 1, 2, 4, 4]);
+        assert_eq!(symptom_roots(&keys, &follows), [1, 1, 1, 1, 1, 5, 5]);
+    }
+
+    /// A finding of `kind` whose shrunk input has `commands` views, met `count` times first in
+    /// sequence `first_at`, a symptom of `follows`.
+    fn finding(
+        kind: &str,
+        commands: usize,
+        count: u64,
+        first_at: u64,
+        follows: Option<&str>,
+    ) -> Found {
+        let sequence = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: (0..commands)
+                .map(|_| CommandSpec::View {
+                    path: crate::fuzz::sequence::PathSpec {
+                        rooted: true,
+                        tokens: Vec::new(),
+                    },
+                    range: None,
+                })
+                .collect(),
+        };
+        let plan = plan::plan(&sequence, &[], crate::text::Profile::Docs, "t", false);
+        Found {
+            cause: cause(kind),
+            record: crate::certify::deadline_record(&plan.case, false),
+            sequence,
+            plan,
+            first_at,
+            count,
+            unshrunk_commands: commands,
+            follows: follows.map(cause),
+            also: Vec::new(),
+        }
+    }
+
+    /// Two workers' lists: one cause met by both is one finding (counts added, the shorter
+    /// shrink, the earlier sequence); a symptom of it from either worker counts there; an
+    /// unrelated cause stays, in the order met.
+    #[test]
+    fn workers_findings_merge_per_flaw() {
+        let merged = merge_found(vec![
+            finding("reply", 3, 2, 5, None),
+            finding("check", 1, 1, 9, None),
+            finding("x", 2, 4, 2, Some("reply")),
+            finding("reply", 2, 1, 7, None),
+        ]);
+        let got: Vec<(String, usize, u64, u64, Vec<String>)> = merged
+            .iter()
+            .map(|f| {
+                (
+                    f.cause.kind.clone(),
+                    f.plan.case.steps.len(),
+                    f.count,
+                    f.first_at,
+                    f.also.iter().map(|c| c.kind.clone()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("reply".to_owned(), 2, 7, 2, vec!["x".to_owned()]),
+                ("check".to_owned(), 1, 1, 9, vec![]),
+            ]
+        );
     }
 }

@@ -150,23 +150,10 @@ fn canonical_spelling(path: &str) -> bool {
     VPath::parse(path).is_ok_and(|p| p.canonical() == path)
 }
 
-/// Whether `path` is another spelling of the store root (`/memories/.`, `/memories//`,
-/// `/memories/a/..`), by the grammar or, where the grammar refuses it, lexically.
+/// Whether `path` is a spelling of the store root (`/memories/.`, `/memories//`,
+/// `/memories/a/..`), resolved lexically as listings are ([`crate::baseline::entry_key`]).
 fn names_root(path: &str) -> bool {
-    if VPath::parse(path).is_ok_and(|p| p.canonical() == crate::vpath::ROOT) {
-        return true;
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for n in path.split('/') {
-        match n {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            n => parts.push(n),
-        }
-    }
-    parts == ["memories"]
+    crate::baseline::entry_key(path).as_deref() == Some(crate::vpath::ROOT)
 }
 
 /// The parent folders of a create's `path` or a rename's `new_path` that `model` lacks: what a

@@ -93,6 +93,8 @@ impl Fuzzer<'_> {
             first_at: at,
             count: 1,
             unshrunk_commands,
+            follows: None,
+            also: Vec::new(),
         }
     }
 }
