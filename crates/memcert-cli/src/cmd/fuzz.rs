@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use memcert::certify::{self, Config};
 use memcert::exit;
+use memcert::fuzz::search::generate::drawable;
 use memcert::fuzz::search::{merge_found, Event, Found, Fuzzer, Outcome, Settings, Stats};
 use memcert::fuzz::sequence::Sequence;
 use memcert::report::escape::terminal;
@@ -178,10 +179,12 @@ fn own_dir(handler: &HandlerArgs, flag: &str, dir: &std::path::Path) -> Result<c
 
 /// The format tag of a corpus file.
 const CORPUS_FORMAT: &str = "memcert-fuzz-input/1";
-/// Largest corpus file read, in bytes (a larger one is skipped).
-const CORPUS_FILE_MAX: u64 = 256 * 1024;
+/// Largest corpus file read, in bytes (a larger one is skipped; a drawn input is a few KiB).
+const CORPUS_FILE_MAX: u64 = 64 * 1024;
 /// Most corpus files read; the rest (in name order) are skipped with a warning.
 const CORPUS_FILES_MAX: usize = 100_000;
+/// Most bytes read from all corpus files together; the files after are skipped.
+const CORPUS_BYTES_MAX: u64 = 64 * 1024 * 1024;
 
 /// One corpus file: `{"format": "memcert-fuzz-input/1", "sequence": {...}}`.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -190,25 +193,41 @@ struct CorpusFile {
     sequence: Sequence,
 }
 
-/// The inputs of `--corpus`, in file-name order: every `*.json` regular file (links are not
-/// followed) of at most [`CORPUS_FILE_MAX`] bytes that parses as a [`CorpusFile`]; the others
-/// are skipped and counted in one warning.
+/// The inputs of `--corpus`, in file-name order: every `*.json` entry that is a regular file
+/// (by its directory entry, so a FIFO is never opened, and opened without following a link),
+/// of at most [`CORPUS_FILE_MAX`] bytes, within [`CORPUS_BYTES_MAX`] in all, that parses as a
+/// [`CorpusFile`] whose sequence the generator could have made
+/// ([`memcert::fuzz::search::generate::drawable`]); the others are skipped and counted in one
+/// warning.
 fn load_corpus(dir: &cap_std::fs::Dir) -> Vec<Sequence> {
     use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt as _};
     use std::io::Read as _;
-    let mut names: Vec<String> = match dir.entries() {
-        Ok(it) => it
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
-            .collect(),
+    let mut skipped = 0;
+    let mut names: Vec<String> = Vec::new();
+    match dir.entries() {
+        Ok(it) => {
+            for e in it.flatten() {
+                let Ok(name) = e.file_name().into_string() else {
+                    skipped += 1;
+                    continue;
+                };
+                if !name.ends_with(".json") || name.starts_with('.') {
+                    continue;
+                }
+                if e.file_type().is_ok_and(|t| t.is_file()) && names.len() < CORPUS_FILES_MAX {
+                    names.push(name);
+                } else {
+                    skipped += 1;
+                }
+            }
+        }
         Err(e) => {
             warn(&format!("--corpus: cannot list it: {e}; starting empty"));
             return Vec::new();
         }
-    };
+    }
     names.sort();
-    let mut skipped = names.len().saturating_sub(CORPUS_FILES_MAX);
-    names.truncate(CORPUS_FILES_MAX);
+    let mut left = CORPUS_BYTES_MAX;
     let mut out = Vec::new();
     for name in names {
         let mut o = cap_std::fs::OpenOptions::new();
@@ -218,24 +237,24 @@ fn load_corpus(dir: &cap_std::fs::Dir) -> Vec<Sequence> {
                 return None;
             }
             let mut bytes = Vec::new();
-            f.take(CORPUS_FILE_MAX + 1).read_to_end(&mut bytes).ok()?;
-            if bytes.len() as u64 > CORPUS_FILE_MAX {
+            f.take(CORPUS_FILE_MAX.min(left) + 1)
+                .read_to_end(&mut bytes)
+                .ok()?;
+            if bytes.len() as u64 > CORPUS_FILE_MAX.min(left) {
                 return None;
             }
+            left -= bytes.len() as u64;
             let c: CorpusFile = serde_json::from_slice(&bytes).ok()?;
-            (c.format == CORPUS_FORMAT).then_some(c.sequence)
+            (c.format == CORPUS_FORMAT && drawable(&c.sequence)).then_some(c.sequence)
         });
         match parsed {
-            Some(mut seq) => {
-                seq.commands.truncate(memcert::fuzz::sequence::MAX_COMMANDS);
-                out.push(seq);
-            }
+            Some(seq) => out.push(seq),
             None => skipped += 1,
         }
     }
     if skipped > 0 {
         warn(&format!(
-            "--corpus: {skipped} file{} skipped (not a {CORPUS_FORMAT} file of at most {CORPUS_FILE_MAX} bytes, a link, or over {CORPUS_FILES_MAX} files)",
+            "--corpus: {skipped} file{} skipped (not a regular {CORPUS_FORMAT} file of at most {CORPUS_FILE_MAX} bytes holding an input memcert fuzz could make, or over {CORPUS_FILES_MAX} files or {CORPUS_BYTES_MAX} bytes)",
             if skipped == 1 { "" } else { "s" }
         ));
     }
@@ -248,9 +267,11 @@ fn load_corpus(dir: &cap_std::fs::Dir) -> Vec<Sequence> {
 }
 
 /// Add `seq` to the corpus folder as `input-<12 hex digits of the SHA-256 of its JSON>.json`:
-/// written under a temporary name made new (`.tmp-<worker>-<name>`), then renamed, so a
-/// stopped run leaves no half file under a corpus name. An input already there is left; a
-/// failure is a warning (the search goes on).
+/// written under a temporary name made new (`.tmp-<pid>-<worker>-<name>`, so that two runs
+/// sharing the folder never write one file), then renamed over the name, so a stopped run
+/// leaves no half file under a corpus name (an input already there has the same bytes). A
+/// failure is a warning (the search goes on); the temporary file is removed only when this
+/// process made it.
 fn keep(dir: &cap_std::fs::Dir, seq: &Sequence, worker: usize) {
     use std::io::Write as _;
     let file = CorpusFile {
@@ -264,12 +285,18 @@ fn keep(dir: &cap_std::fs::Dir, seq: &Sequence, worker: usize) {
         "input-{}.json",
         &memcert::certify::sha256_hex(text.as_bytes())[..12]
     );
-    let tmp = format!(".tmp-{worker}-{name}");
+    let tmp = format!(".tmp-{}-{worker}-{name}", std::process::id());
     let mut o = cap_std::fs::OpenOptions::new();
     o.write(true).create_new(true);
-    let written = dir
-        .open_with(&tmp, &o)
-        .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
+    let made = match dir.open_with(&tmp, &o) {
+        Ok(f) => f,
+        Err(e) => {
+            warn(&format!("--corpus: cannot add {name}: {e}"));
+            return;
+        }
+    };
+    let written = (&made)
+        .write_all((text + "\n").as_bytes())
         .and_then(|()| dir.rename(&tmp, dir, &name));
     if let Err(e) = written {
         let _ = dir.remove_file(&tmp);

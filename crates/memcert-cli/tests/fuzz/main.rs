@@ -281,8 +281,8 @@ fn count_in(summary: &str, label: &str) -> usize {
 }
 
 /// `--corpus`: the inputs that reached new coverage are written there; a second run reads them
-/// first (skipping a file that is not an input) and reaches the same coverage with them alone,
-/// adding no file.
+/// first (skipping what is not an input it could make, never opening a FIFO or following a
+/// link) and reaches the same coverage with them alone, adding no file.
 #[test]
 fn the_corpus_is_kept_between_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -305,22 +305,43 @@ fn the_corpus_is_kept_between_runs() {
             .all(|f| f.starts_with("input-") && f.ends_with(".json") && f.len() == 23),
         "{files:?}"
     );
+    // Skipped: a file of another format, a FIFO (never opened: the run would hang), a link
+    // to an input, and an input aiming above the watched run folder, which the generator
+    // never makes.
     std::fs::write(corpus.join("bad.json"), "{\"format\": \"other\"}").unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(corpus.join("fifo.json"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    std::os::unix::fs::symlink(corpus.join(&files[0]), corpus.join("link.json")).unwrap();
+    std::fs::write(
+        corpus.join("deep.json"),
+        r#"{"format": "memcert-fuzz-input/1", "sequence": {"layout": 0, "profile": 0, "commands": [{"create": {"path": {"rooted": false, "tokens": [{"raw": "/memories/../../../outside/x"}]}, "text": {"fixed": 1}}}]}}"#,
+    )
+    .unwrap();
+    // The same input one level up, which the generator makes: read (after the kept ones, in
+    // name order, so `--runs kept` does not reach it).
+    std::fs::write(
+        corpus.join("ok.json"),
+        r#"{"format": "memcert-fuzz-input/1", "sequence": {"layout": 0, "profile": 0, "commands": [{"create": {"path": {"rooted": false, "tokens": [{"raw": "/memories/../outside/canary.txt"}]}, "text": {"fixed": 1}}}]}}"#,
+    )
+    .unwrap();
     std::fs::write(corpus.join("notes.txt"), "not an input").unwrap();
     let runs = kept.to_string();
     let (code, out, err) = memcert(&["fuzz", "--runs", &runs, "--jobs", "1", "--corpus", c]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        err.contains("memcert: warning: --corpus: 1 file skipped (not a memcert-fuzz-input/1 file"),
+        err.contains("memcert: warning: --corpus: 4 files skipped (not a regular memcert-fuzz-input/1 file of at most 65536 bytes holding an input memcert fuzz could make, or over 100000 files or 67108864 bytes)\n"),
         "{err}"
     );
     assert!(
-        err.contains(&format!("memcert: --corpus: {kept} inputs read\n")),
+        err.contains(&format!("memcert: --corpus: {} inputs read\n", kept + 1)),
         "{err}"
     );
     let second = summary(&err);
     assert_eq!(count_in(second, "coverage"), coverage, "{first}\n{second}");
     // In file-name order, some inputs reach nothing the ones before did not: not kept again.
     assert!(count_in(second, "corpus") <= kept, "{second}");
-    assert_eq!(std::fs::read_dir(&corpus).unwrap().count(), kept + 2);
+    assert_eq!(std::fs::read_dir(&corpus).unwrap().count(), kept + 6);
 }

@@ -387,6 +387,45 @@ fn twin_chain(rng: &mut fastrand::Rng) -> Sequence {
     }
 }
 
+/// Most tokens in one path the generator makes (a drawn path has up to 3, a reused one may
+/// gain one more, a mutation changes tokens in place).
+const MAX_TOKENS: usize = 8;
+
+/// Whether `seq` is one the generator could have made: at most [`MAX_COMMANDS`] commands, at
+/// most [`MAX_TOKENS`] tokens in a path, fixed texts only, and every raw spelling one of the
+/// payload texts ([`payload`]), [`COLLIDING`], [`TWINS`] or a planted path. A corpus file
+/// (`memcert fuzz --corpus`) is read only when it is: its paths then aim only where the
+/// generator's do (never above the watched run folder), and its size is bounded.
+pub fn drawable(seq: &Sequence) -> bool {
+    let all = payloads();
+    let known = |t: &str| {
+        all.traversal.values().any(|p| p == t)
+            || all.others.iter().any(|p| p == t)
+            || COLLIDING.contains(&t)
+            || TWINS.iter().any(|(a, b)| *a == t || *b == t)
+            || LAYOUT.iter().any(|p| planted_path(p) == t)
+    };
+    let path_ok = |p: &PathSpec| {
+        p.tokens.len() <= MAX_TOKENS
+            && p.tokens.iter().all(|t| match t {
+                PathToken::Raw(r) => known(r),
+                _ => true,
+            })
+    };
+    let text_ok = |t: &TextSpec| matches!(t, TextSpec::Fixed(_));
+    seq.commands.len() <= MAX_COMMANDS
+        && seq.commands.iter().all(|c| {
+            c.paths().into_iter().all(path_ok)
+                && match c {
+                    CommandSpec::Create { text, .. } | CommandSpec::Insert { text, .. } => {
+                        text_ok(text)
+                    }
+                    CommandSpec::StrReplace { old, new, .. } => text_ok(old) && text_ok(new),
+                    _ => true,
+                }
+        })
+}
+
 /// The [`LAYOUT`] bits of the planted links, FIFO and hard link: `in`, `rel`, `out`, `d/up`,
 /// `dang`, `fifo`, `hard.txt`, `d/e/loop`.
 const HAZARD_BITS: [usize; 8] = [2, 3, 4, 5, 6, 7, 8, 12];
@@ -571,5 +610,50 @@ mod tests {
             .collect();
         assert_eq!(hazards, HAZARD_BITS);
         assert_eq!(planted_path(&LAYOUT[8]), "/memories/hard.txt");
+    }
+
+    /// Drawn and mutated sequences are drawable; one with an unknown raw spelling (a traversal
+    /// deeper than the generator aims), a raw text or too many tokens is not.
+    #[test]
+    fn only_what_the_generator_makes_is_drawable() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let mut last = sequence(&mut rng);
+        for _ in 0..2000 {
+            let s = if rng.bool() {
+                sequence(&mut rng)
+            } else {
+                mutate(&mut rng, &last)
+            };
+            assert!(drawable(&s), "{s:?}");
+            last = s;
+        }
+        let one = |path: PathSpec, text: TextSpec| Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![CommandSpec::Create { path, text }],
+        };
+        let raw = |t: &str| PathSpec {
+            rooted: false,
+            tokens: vec![PathToken::Raw(t.into())],
+        };
+        assert!(drawable(&one(
+            raw("/memories/../outside/canary.txt"),
+            TextSpec::Fixed(1)
+        )));
+        assert!(!drawable(&one(
+            raw("/memories/../../../outside/canary.txt"),
+            TextSpec::Fixed(1)
+        )));
+        assert!(!drawable(&one(
+            raw("/memories/a.md"),
+            TextSpec::Raw("x".into())
+        )));
+        assert!(!drawable(&one(
+            PathSpec {
+                rooted: true,
+                tokens: vec![PathToken::Name(0); MAX_TOKENS + 1],
+            },
+            TextSpec::Fixed(1),
+        )));
     }
 }
