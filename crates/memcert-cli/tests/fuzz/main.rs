@@ -186,35 +186,40 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
 /// One-flaw fixtures of three kinds, each with seed 1 and an empty corpus: OS errors passed on
 /// raw with the host path (`raw_os_errors.py`), a traversal spelling decoded after the check
 /// (`decode_after_check.py`, a payload), and a black-box store whose key is case-folded
-/// (`alias_casefold.py`, two twins). Each is one cause of at most 6 commands, and its saved
-/// finding replays with the same verdict and kind.
+/// (`alias_casefold.py`, two twins). Each is one cause, met and shrunk exactly as stated (at
+/// most 6 commands, the bound), and its saved finding replays with the same verdict and
+/// the finding kind stated.
 #[test]
 fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
     let py = python();
-    let table: [(&str, &[&str], &str, &str, &str); 3] = [
+    // (handler, flags, runs, first line, commands after shrinking, kind replayed)
+    let table: [(&str, &[&str], &str, &str, usize, &str); 3] = [
         (
             "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
             &[],
             "100",
-            "FINDING 1: UNSAFE host-path-disclosed (met ",
+            "FINDING 1: UNSAFE host-path-disclosed (met 14 times, first in sequence 33; 2 commands, shrunk from 4)",
+            2,
             "host-path-disclosed",
         ),
         (
             "fixtures/handlers/flawed/decode_after_check.py:DecodeAfterCheckMemoryTool",
             &[],
             "200",
-            "FINDING 1: UNSAFE outside-touched (met ",
-            "outside-",
+            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 150; 1 command, shrunk from 7)",
+            1,
+            "outside-changed",
         ),
         (
             "fixtures/handlers/flawed/alias_casefold.py:AliasCasefoldMemoryTool",
             &["--memory-dir-unknown"],
             "60",
-            "FINDING 1: FAIL reply (the model: success; the handler: success) (met ",
+            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 5 times, first in sequence 26; 3 commands, shrunk from 4)",
+            3,
             "reply",
         ),
     ];
-    for (spec, flags, runs, first_line, kind) in table {
+    for (spec, flags, runs, first_line, shrunk, kind) in table {
         let dir = tempfile::tempdir().unwrap();
         let found = dir.path().join("found");
         let mut args = vec!["fuzz", "--python", spec, "--python-exe", &py];
@@ -223,20 +228,22 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
         args.extend_from_slice(&["--out", found.to_str().unwrap()]);
         let (code, out, err) = memcert(&args);
         assert_eq!(code, Some(1), "{spec}: {out}{err}");
-        let first = out.lines().next().unwrap_or("");
-        assert!(first.starts_with(first_line), "{spec}: {out}");
+        assert_eq!(
+            out.lines().next().unwrap_or(""),
+            first_line,
+            "{spec}: {out}"
+        );
         assert!(!out.contains("FINDING 2"), "{spec}: {out}");
         let commands = out
             .lines()
             .filter(|l| l.trim_start().split_once(". {").is_some())
             .count();
-        assert!((1..=6).contains(&commands), "{spec}: {out}");
+        assert_eq!(commands, shrunk, "{spec}: {out}");
         let (code, r) = replay_with(spec, &py, flags, &only_file(&found));
         assert_eq!(code, Some(1), "{spec}");
         let verdict = first_line["FINDING 1: ".len()..].split(' ').next().unwrap();
         assert_eq!(r["cases"][0]["verdict"], verdict, "{spec}: {r}");
-        let got = r["cases"][0]["findings"][0]["kind"].as_str().unwrap_or("");
-        assert!(got.starts_with(kind), "{spec}: {got}");
+        assert_eq!(r["cases"][0]["findings"][0]["kind"], kind, "{spec}: {r}");
     }
 }
 
