@@ -16,7 +16,8 @@
 //!   planted link, FIFO or hard link (deleting a link is not promised either); the model leaves
 //!   its tree as it was.
 //! - [`Branch::Unknown`]: a spelling the model refuses was taken as a name (a trailing slash,
-//!   `.`, a look-alike, a link inside the store followed). The model cannot say what the
+//!   `.`, a look-alike, a link inside the store followed), or a name that differs from one
+//!   already there only by case was refused (a store whose keys ignore case). The model cannot say what the
 //!   handler then holds: the plan ends after that step and checks nothing on disk (the outside
 //!   is still watched and every reply still read for canaries).
 
@@ -199,6 +200,39 @@ fn entry_at<'m>(model: &'m Model, parts: &[String]) -> Option<&'m Entry> {
     dir.get(leaf)
 }
 
+/// Whether the path a create makes (or a rename's `new_path`) is absent from `model` while
+/// its folder holds another name equal to it but for case.
+fn case_twin(model: &Model, input: &Value) -> bool {
+    let target = match input.get("command").and_then(Value::as_str) {
+        Some("create") => input.get("path"),
+        Some("rename") => input.get("new_path"),
+        _ => None,
+    };
+    let Some(parts) = target
+        .and_then(Value::as_str)
+        .and_then(|t| VPath::parse(t).ok())
+        .map(|v| v.components().to_vec())
+    else {
+        return false;
+    };
+    let Some((leaf, parents)) = parts.split_last() else {
+        return false;
+    };
+    let dir = if parents.is_empty() {
+        Some(model.root())
+    } else {
+        match entry_at(model, parents) {
+            Some(Entry::Dir(d)) => Some(d),
+            _ => None,
+        }
+    };
+    dir.is_some_and(|d| {
+        !d.contains_key(leaf)
+            && d.keys()
+                .any(|k| k != leaf && k.to_lowercase() == leaf.to_lowercase())
+    })
+}
+
 /// Whether a path `input` names is, is under, or is above a folder in `maybe`.
 fn meets_maybe(input: &Value, maybe: &[Vec<String>]) -> bool {
     paths(input).iter().any(|p| {
@@ -249,9 +283,17 @@ fn through_hazard(path: &str, hazards: &[&str]) -> bool {
 
 /// The other acceptable replies to a step whose model outcome is `o`. See the
 /// [module docs](self).
-fn others(o: &Outcome, input: &Value, hazards: &[&str]) -> Vec<(Reply, Branch)> {
+/// `twin`: the command makes a name that differs from one already there only by case
+/// ([`case_twin`]).
+fn others(o: &Outcome, input: &Value, hazards: &[&str], twin: bool) -> Vec<(Reply, Branch)> {
     let names = paths(input);
     let mut v = Vec::new();
+    // A name that differs from one already there only by case may be refused by a store whose
+    // keys ignore case (as `certify`'s `alias/case/*` cases accept): what it then holds for
+    // each spelling is not followed.
+    if !o.is_error() && twin {
+        v.push((Reply::AnyError, Branch::Unknown));
+    }
     if o.is_error() {
         v.push((Reply::AnyError, Branch::Model));
     }
@@ -373,6 +415,7 @@ pub fn plan(
                 .is_some_and(|t| blank(t.as_bytes()))
                 || file_at(&model, &input).is_some_and(blank));
         let before = model.clone();
+        let twin = case_twin(&before, &input);
         let outcome = model.outcome(&input);
         let branch = branches.get(i).copied().unwrap_or(Branch::Model);
         if outcome.is_error() || branch == Branch::Refused {
@@ -389,7 +432,7 @@ pub fn plan(
             }
             Branch::Unknown => known = false,
         }
-        let others = others(&outcome, &input, &hazards);
+        let others = others(&outcome, &input, &hazards, twin);
         let mut accept = vec![Accept {
             verdict: Verdict::Pass,
             reply: Reply::Exact(outcome.clone()),
@@ -622,5 +665,26 @@ mod tests {
         }
         assert!(!names_root("/memories/d"));
         assert!(!names_root("/memories/../x"));
+    }
+
+    /// Creating `notes.md` beside `Notes.md` may be refused (a store whose keys ignore case):
+    /// that refusal is accepted and not followed; beside nothing, it is not.
+    #[test]
+    fn a_case_twin_may_be_refused() {
+        let create = |p: &str| CommandSpec::Create {
+            path: PathSpec {
+                rooted: false,
+                tokens: vec![PathToken::Raw(p.into())],
+            },
+            text: TextSpec::Fixed(1),
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![create("/memories/Notes.md"), create("/memories/notes.md")],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
+        assert_eq!(p.steps[0].others, vec![]);
+        assert_eq!(p.steps[1].others, vec![(Reply::AnyError, Branch::Unknown)]);
     }
 }
