@@ -342,11 +342,11 @@ impl<'a> Fuzzer<'a> {
 }
 
 impl Fuzzer<'_> {
-    /// The cause the shrunk finding `f` shows without its last command, and with a view of
-    /// each path those commands name, when that still fails with another cause: `f` is then a
-    /// later symptom of that flaw (a create that never wrote, then a str_replace in the file:
-    /// the str_replace's FAIL is the create's flaw). The views let the state show where no
-    /// store check can see it (black-box mode, a cache).
+    /// The cause the shrunk finding `f` shows without its last command, when that still fails
+    /// with another cause: `f` is then a later symptom of that flaw (a create that never
+    /// wrote, then a str_replace in the file: the str_replace's FAIL is the create's flaw).
+    /// When those commands alone pass, they are run again with a view of each path they name,
+    /// so that a state no store check can see (black-box mode, a cache) shows.
     fn earlier_cause(&mut self, f: &Found, id: &str) -> Option<Cause> {
         let mut shorter = f.sequence.clone();
         shorter.commands.truncate(f.plan.case.steps.len());
@@ -354,11 +354,16 @@ impl Fuzzer<'_> {
         if shorter.commands.is_empty() {
             return None;
         }
+        let other = |j: Judged| match j {
+            Judged::Found(c) if c != f.cause => Some(Some(c)),
+            Judged::Found(_) => Some(None),
+            _ => None,
+        };
+        if let Some(c) = other(self.evaluate(&shorter, id).judged) {
+            return c;
+        }
         let mut named: Vec<&crate::fuzz::sequence::PathSpec> = Vec::new();
-        for p in f.sequence.commands[..shorter.commands.len()]
-            .iter()
-            .flat_map(CommandSpec::paths)
-        {
+        for p in shorter.commands.iter().flat_map(CommandSpec::paths) {
             if !named.contains(&p) {
                 named.push(p);
             }
@@ -374,10 +379,7 @@ impl Fuzzer<'_> {
         shorter
             .commands
             .truncate(crate::fuzz::sequence::MAX_COMMANDS);
-        match self.evaluate(&shorter, id).judged {
-            Judged::Found(c) if c != f.cause => Some(c),
-            _ => None,
-        }
+        other(self.evaluate(&shorter, id).judged).flatten()
     }
 }
 

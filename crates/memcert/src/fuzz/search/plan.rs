@@ -168,19 +168,36 @@ fn missing_parents(model: &Model, input: &Value) -> Vec<Vec<String>> {
     let Some(text) = target.and_then(Value::as_str) else {
         return Vec::new();
     };
-    let parts: Vec<String> = match VPath::parse(text) {
-        Ok(p) => p.components().to_vec(),
-        // A path the model refuses (a NUL, a control character): its plain leading folders,
-        // which a handler that makes the parents first may still have made.
-        Err(_) => text
-            .strip_prefix("/memories/")
-            .unwrap_or("")
-            .split('/')
-            .take_while(|n| !n.is_empty() && *n != "." && *n != "..")
-            .map(str::to_owned)
-            .collect(),
+    // The folders among the path's names: all but the last, or, for a path the model refuses
+    // (a NUL, a `.` or `..`), its plain leading names, which a handler that makes the parents
+    // first may have made; each is a folder when a `.`, `..` or empty name follows it
+    // (`/memories/new/.` leaves `/memories/new`).
+    let (parts, folders): (Vec<String>, usize) = match VPath::parse(text) {
+        Ok(p) => {
+            let parts = p.components().to_vec();
+            let n = parts.len().saturating_sub(1);
+            (parts, n)
+        }
+        Err(_) => {
+            let names: Vec<&str> = text
+                .strip_prefix("/memories/")
+                .unwrap_or("")
+                .split('/')
+                .collect();
+            let plain = names
+                .iter()
+                .take_while(|n| !n.is_empty() && **n != "." && **n != "..")
+                .count();
+            let parts: Vec<String> = names[..plain].iter().map(|n| (*n).to_owned()).collect();
+            let n = if plain < names.len() {
+                plain
+            } else {
+                plain.saturating_sub(1)
+            };
+            (parts, n)
+        }
     };
-    (1..parts.len())
+    (1..=folders)
         .map(|n| parts[..n].to_vec())
         .filter(|folder| entry_at(model, folder).is_none())
         .collect()
@@ -686,5 +703,19 @@ mod tests {
         let p = plan(&seq, &[], Profile::Docs, "t", false);
         assert_eq!(p.steps[0].others, vec![]);
         assert_eq!(p.steps[1].others, vec![(Reply::AnyError, Branch::Unknown)]);
+    }
+
+    /// A refused create leaves, at most, the folders before its last name, and for a spelling
+    /// the model refuses every plain folder before a `.`, `..` or empty name.
+    #[test]
+    fn a_refused_create_may_leave_its_plain_folders() {
+        let model = Model::new(Profile::Docs, Options::default(), DirSizes::Tmpfs);
+        let left = |p: &str| missing_parents(&model, &json!({"command": "create", "path": p}));
+        let v = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert_eq!(left("/memories/a/b/c.txt"), [v(&["a"]), v(&["a", "b"])]);
+        assert_eq!(left("/memories/new/."), [v(&["new"])]);
+        assert_eq!(left("/memories/memories/.."), [v(&["memories"])]);
+        assert_eq!(left("/memories/a/x\u{0}.md"), [v(&["a"])]);
+        assert_eq!(left("/memories/a.txt"), Vec::<Vec<String>>::new());
     }
 }
