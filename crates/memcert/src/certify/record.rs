@@ -443,6 +443,17 @@ impl Summary {
         config: &Config,
         outcomes: impl IntoIterator<Item = (&'a str, Verdict)>,
     ) -> Summary {
+        Self::of_ids(target, config, outcomes)
+    }
+
+    /// [`Summary::of`] with the ids owned or borrowed (`String`, `Cow<str>`): a run whose case
+    /// ids are made as they are read ([`crate::suite::list::Cases`]) counts them without keeping
+    /// them.
+    pub fn of_ids<S: AsRef<str>>(
+        target: String,
+        config: &Config,
+        outcomes: impl IntoIterator<Item = (S, Verdict)>,
+    ) -> Summary {
         let mut counts: BTreeMap<String, usize> = Verdict::ALL
             .iter()
             .map(|v| (v.as_str().to_owned(), 0))
@@ -452,16 +463,16 @@ impl Summary {
             .map(|v| (v.as_str().to_owned(), 0))
             .collect();
         let mut total = 0;
-        let mut all = Vec::new();
-        for (id, v) in outcomes {
-            *counts.entry(v.as_str().to_owned()).or_default() += 1;
-            if v.blocks_certification() && config.expected.excuses(id, v).is_none() {
-                *unexcused.entry(v.as_str().to_owned()).or_default() += 1;
-            }
-            total += 1;
-            all.push((id, v));
-        }
-        let reckoning = config.expected.reckon(all);
+        // One pass: the outcomes are counted as the list reckons them, never kept.
+        let reckoning = config
+            .expected
+            .reckon(outcomes.into_iter().inspect(|(id, v)| {
+                *counts.entry(v.as_str().to_owned()).or_default() += 1;
+                if v.blocks_certification() && config.expected.excuses(id.as_ref(), *v).is_none() {
+                    *unexcused.entry(v.as_str().to_owned()).or_default() += 1;
+                }
+                total += 1;
+            }));
         let mut summary = Summary {
             target,
             profile: config.profile,
