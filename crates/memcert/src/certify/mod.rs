@@ -33,8 +33,8 @@ pub use lane::{Lane, Lease, Reset};
 pub use pool::run_parallel;
 pub use race::{run_rounds, run_rounds_after, run_rounds_in, DEFAULT_RACE_ROUNDS};
 pub use record::{
-    deadline_record, finding_step, keep_reply, peak_memory_kib, record, sha256_hex, CaseRecord,
-    Completion, Cut, StepLabel, StepRecord, Summary, KEEP_BYTES,
+    cut_by_deadline, deadline_record, finding_step, keep_reply, peak_memory_kib, record,
+    sha256_hex, CaseRecord, Completion, Cut, StepLabel, StepRecord, Summary, KEEP_BYTES,
 };
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 pub use spool::{Records, Spool, MAX_LINE};

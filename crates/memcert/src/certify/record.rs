@@ -556,6 +556,12 @@ impl Summary {
     /// The sentence every report gives a run that did not complete ([`Summary::completion`]),
     /// `None` for one that did; `cases` are the run's records.
     pub fn stop_note(&self, cases: &[CaseRecord]) -> Option<String> {
+        self.stop_note_of(cases.iter().filter(|c| cut_by_deadline(c)).count())
+    }
+
+    /// [`Summary::stop_note`] of a run `cut` of whose cases have a `deadline` finding
+    /// ([`cut_by_deadline`]), for a report that counts them as the cases come.
+    pub fn stop_note_of(&self, cut: usize) -> Option<String> {
         match self.completion {
             Completion::Complete => None,
             Completion::Interrupted => Some(format!(
@@ -563,10 +569,6 @@ impl Summary {
                 self.total, self.planned
             )),
             Completion::Incomplete => {
-                let cut = cases
-                    .iter()
-                    .filter(|c| c.findings.iter().any(|f| f.kind == "deadline"))
-                    .count();
                 Some(format!(
                     "INCOMPLETE: the run's --deadline passed; {cut} of {} cases it cut short or never ran are ERROR (deadline), and the run is not certified",
                     self.planned
@@ -681,6 +683,12 @@ pub fn record(
         baseline,
         timed_out: obs.timed_out,
     }
+}
+
+/// Whether the run's `--deadline` cut `c` short or left it unrun: it has a `deadline` finding
+/// ([`deadline_record`]).
+pub fn cut_by_deadline(c: &CaseRecord) -> bool {
+    c.findings.iter().any(|f| f.kind == "deadline")
 }
 
 /// The record of a case the run's deadline (`--deadline`) kept from running (`cut`: false) or
