@@ -1,7 +1,8 @@
 //! `memcert explain`: what a case id, a spec id or a bug id means, from what is compiled in (the
 //! catalog and [`crate::spec`]), so it works from an installed binary with no repository.
 
-use crate::catalog::{self, RunLevel};
+use crate::catalog::RunLevel;
+use crate::list::{CaseList as _, Cases};
 use crate::spec::{self, Item};
 use crate::Case;
 
@@ -19,8 +20,10 @@ pub fn explain(query: &str) -> Option<String> {
             return Some(item_text(item));
         }
     }
-    let cases = catalog::for_level(RunLevel::Full);
-    cases.iter().find(|c| c.id == query).map(case_text)
+    // Only the case asked for is built ([`Cases`]).
+    let cases = Cases::level(RunLevel::Full);
+    let i = cases.ids().position(|id| id == query)?;
+    cases.case(i).map(|c| case_text(&c))
 }
 
 /// A hint for a query that names nothing but looks like a near miss of a bug id (one digit, a
@@ -97,7 +100,7 @@ mod tests {
 
     #[test]
     fn a_row_cited_twice_is_shown_once() {
-        let case = catalog::all()
+        let case = crate::catalog::all()
             .into_iter()
             .find(|c| c.id == "create/crlf-unicode")
             .unwrap();

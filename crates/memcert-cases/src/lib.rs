@@ -11,6 +11,7 @@
 
 pub mod catalog;
 pub mod explain;
+pub mod list;
 pub mod meaning;
 pub mod payloads;
 pub mod scenarios;

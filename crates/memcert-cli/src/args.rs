@@ -23,6 +23,7 @@ use memcert::report::{html, json, junit, markdown, sarif, FileReport};
 use memcert::select::{SelectError, Selection};
 use memcert::setup::handler::{self, HandlerError, HandlerSpec, Started};
 use memcert::stop::Stop;
+use memcert::suite::list::Cases;
 use memcert::suite::{catalog, Case};
 use memcert::text::Profile;
 use memcert_app::appcert::AppConfig;
@@ -104,15 +105,16 @@ impl SelectArgs {
         }
     }
 
-    /// The level's cases, then those of --replay, that --cases/--exclude keep; none is an
-    /// error, as is a --replay file that cannot be loaded.
-    pub fn cases(&self) -> Result<Vec<Case>> {
+    /// The level's cases, then those of --replay, that --cases/--exclude keep (each payload
+    /// case built when a run takes it, [`Cases`]); none is an error, as is a --replay file that
+    /// cannot be loaded.
+    pub fn cases(&self) -> Result<Cases> {
         Ok(self.cases_and_known()?.0)
     }
 
     /// [`SelectArgs::cases`], and the ids of every --replay case, kept or not (they exist, for
     /// `Config::known`).
-    pub fn cases_and_known(&self) -> Result<(Vec<Case>, Vec<String>)> {
+    pub fn cases_and_known(&self) -> Result<(Cases, Vec<String>)> {
         let replay = self.replay_cases()?;
         let known = replay.iter().map(|c| c.id.clone()).collect();
         let cases = self.selection().cases_and(replay).map_err(|e| {
@@ -126,7 +128,7 @@ impl SelectArgs {
 
     /// The level's cases, then those of --replay, that --cases/--exclude keep, possibly none
     /// (a listing).
-    pub fn matching(&self) -> Result<Vec<Case>> {
+    pub fn matching(&self) -> Result<Cases> {
         self.selection()
             .matching_and(self.replay_cases()?)
             .map_err(|e| select_error(e, "no case matches --cases/--exclude"))

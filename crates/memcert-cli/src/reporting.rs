@@ -27,12 +27,12 @@ pub fn reported(
     let mut progress = Progress::new();
     let (summary, spool_error) = {
         // Files first: they are written even if printing the terminal report is cut short.
-        // One spool keeps the finished cases for all of them.
-        let mut finished: Vec<&mut dyn Finish> =
+        // One spool keeps the finished cases for all of them (none without a file report);
+        // the terminal report keeps only what it prints as the cases come.
+        let finished: Vec<&mut dyn Finish> =
             files.iter_mut().map(|f| f as &mut dyn Finish).collect();
-        finished.push(&mut terminal);
         let mut spooled = Spooled::new(finished);
-        let reporters: Vec<&mut dyn Reporter> = vec![&mut progress, &mut spooled];
+        let reporters: Vec<&mut dyn Reporter> = vec![&mut progress, &mut spooled, &mut terminal];
         let summary = gated(&grade.gate(), &mut Fanout(reporters), run)?;
         (summary, spooled.error)
     };

@@ -209,11 +209,15 @@ impl ExpectedFailures {
 
     /// Judge the list against a run's (case id, final verdict) pairs. A SKIPPED case was not
     /// run: it neither matches an entry nor makes one stale.
-    pub fn reckon<'a>(&self, outcomes: impl IntoIterator<Item = (&'a str, Verdict)>) -> Reckoning {
+    pub fn reckon<S: AsRef<str>>(
+        &self,
+        outcomes: impl IntoIterator<Item = (S, Verdict)>,
+    ) -> Reckoning {
         let mut matched = vec![false; self.entries.len()];
         let mut failed = vec![false; self.entries.len()];
         let mut expected = Vec::new();
         for (id, verdict) in outcomes {
+            let id = id.as_ref();
             if verdict == Verdict::Skipped {
                 continue;
             }

@@ -10,13 +10,14 @@
 //! The glob filter itself is [`crate::certify::select`] (`*` matches across `/`).
 
 use crate::certify;
-use crate::suite::catalog::{self, RunLevel};
+use crate::suite::catalog::RunLevel;
+use crate::suite::list::{CaseList as _, Cases};
 use crate::suite::Case;
 
 /// A level and the case-id globs that narrow it. The default: level `standard`, every case.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    /// How many cases ([`catalog::for_level`]).
+    /// How many cases ([`Cases::level`]).
     pub level: RunLevel,
     /// Only case ids matching one of these globs; all when empty.
     pub include: Vec<String>,
@@ -37,12 +38,13 @@ pub enum SelectError {
 }
 
 impl Selection {
-    /// The level's cases the globs keep, in catalog order; none is an error.
+    /// The level's cases the globs keep, in catalog order; none is an error. Each payload case
+    /// is built only when a run takes it ([`Cases`]).
     ///
     /// # Errors
     /// [`SelectError::Glob`] for a glob that does not parse, [`SelectError::NoCase`] when the
     /// globs leave nothing.
-    pub fn cases(&self) -> Result<Vec<Case>, SelectError> {
+    pub fn cases(&self) -> Result<Cases, SelectError> {
         self.cases_and(Vec::new())
     }
 
@@ -51,15 +53,19 @@ impl Selection {
     ///
     /// # Errors
     /// As [`Selection::cases`].
-    pub fn cases_and(&self, extra: Vec<Case>) -> Result<Vec<Case>, SelectError> {
-        narrow(self.with(extra), &self.include, &self.exclude)
+    pub fn cases_and(&self, extra: Vec<Case>) -> Result<Cases, SelectError> {
+        let cases = self.matching_and(extra)?;
+        if cases.is_empty() {
+            return Err(SelectError::NoCase);
+        }
+        Ok(cases)
     }
 
     /// The level's cases the globs keep, in catalog order; possibly none (a listing).
     ///
     /// # Errors
     /// [`SelectError::Glob`] for a glob that does not parse (never [`SelectError::NoCase`]).
-    pub fn matching(&self) -> Result<Vec<Case>, SelectError> {
+    pub fn matching(&self) -> Result<Cases, SelectError> {
         self.matching_and(Vec::new())
     }
 
@@ -68,15 +74,12 @@ impl Selection {
     ///
     /// # Errors
     /// As [`Selection::matching`].
-    pub fn matching_and(&self, extra: Vec<Case>) -> Result<Vec<Case>, SelectError> {
-        certify::select(self.with(extra), &self.include, &self.exclude).map_err(SelectError::Glob)
-    }
-
-    /// The level's cases followed by `extra`.
-    fn with(&self, extra: Vec<Case>) -> Vec<Case> {
-        let mut all = catalog::for_level(self.level);
+    pub fn matching_and(&self, extra: Vec<Case>) -> Result<Cases, SelectError> {
+        let keep = certify::id_filter(&self.include, &self.exclude).map_err(SelectError::Glob)?;
+        let mut all = Cases::level(self.level);
         all.extend(extra);
-        all
+        all.retain(keep);
+        Ok(all)
     }
 }
 
@@ -102,6 +105,7 @@ pub fn narrow(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::catalog;
 
     /// A case from elsewhere, named `replay/x`.
     fn extra() -> Case {
@@ -118,7 +122,7 @@ mod tests {
         };
         let all = quick.cases_and(vec![extra()]).unwrap();
         assert_eq!(all.len(), catalog::for_level(RunLevel::Quick).len() + 1);
-        assert_eq!(all.last().map(|c| c.id.as_str()), Some("replay/x"));
+        assert_eq!(all.ids().last().as_deref(), Some("replay/x"));
         let only = Selection {
             include: vec!["replay/*".into()],
             ..quick.clone()
@@ -126,8 +130,8 @@ mod tests {
         let ids: Vec<String> = only
             .cases_and(vec![extra()])
             .unwrap()
-            .into_iter()
-            .map(|c| c.id)
+            .ids()
+            .map(|id| id.into_owned())
             .collect();
         assert_eq!(ids, ["replay/x"]);
         assert!(matches!(only.cases(), Err(SelectError::NoCase)));
@@ -138,6 +142,6 @@ mod tests {
         };
         let kept = without.matching_and(vec![extra()]).unwrap();
         assert_eq!(kept.len(), catalog::for_level(RunLevel::Quick).len());
-        assert!(kept.iter().all(|c| c.id != "replay/x"));
+        assert!(kept.ids().all(|id| id != "replay/x"));
     }
 }

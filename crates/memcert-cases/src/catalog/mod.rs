@@ -30,15 +30,17 @@ use memcert_tool::text::{Outcome, Profile};
 pub use payload::RunLevel;
 
 /// The cases a run at `level` holds: the hand-written catalog ([`all`]), at `full` the hazard
-/// cases again one and three folders down (`hazard/<hazard>/<command>/depth-N`), and then the
-/// level's share of the payload corpus ([`payload::cases`]).
+/// cases again one and three folders down ([`deeper`]), and then the level's share of the
+/// payload corpus ([`payload::cases`]). All built at once: [`crate::list::Cases::level`] is
+/// the same list, each payload case built when asked for.
 pub fn for_level(level: RunLevel) -> Vec<Case> {
-    let mut v = all();
-    if level == RunLevel::Full {
-        v.extend(hazard::deeper());
-    }
-    v.extend(payload::cases(level));
-    v
+    crate::list::Cases::level(level).into_vec()
+}
+
+/// The hazard cases again one and three folders down (`hazard/<hazard>/<command>/depth-N`), which
+/// level `full` adds after [`all`].
+pub fn deeper() -> Vec<Case> {
+    hazard::deeper()
 }
 
 /// The hand-written cases, which every level runs, in id order within each file: every command x

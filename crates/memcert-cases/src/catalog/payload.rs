@@ -77,23 +77,35 @@ impl std::fmt::Display for RunLevel {
 
 /// The (payload, field) pairs a level runs, in corpus order.
 pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
+    let all = corpus();
+    pair_indices(level, &all)
+        .into_iter()
+        .filter_map(|(i, f)| Some((all.get(i)?.clone(), f)))
+        .collect()
+}
+
+/// [`pairs`] as indices into `corpus` (which must be [`corpus`]), in the same order: what a
+/// level runs without a copy of each payload per field (`crate::list::Cases`).
+pub fn pair_indices(level: RunLevel, corpus: &[Payload]) -> Vec<(usize, Field)> {
     let fields = Field::ALL.len();
     // The corpus lists the traversal payloads by (dot, separator) spelling, depths in order,
     // then the other families.
-    let (spellings, rest): (Vec<Payload>, Vec<Payload>) =
-        corpus().into_iter().partition(|p| p.spelling.is_some());
-    let (traversal, others): (Vec<Payload>, Vec<Payload>) =
-        rest.into_iter().partition(|p| p.dot.is_some());
+    let (spellings, rest): (Vec<usize>, Vec<usize>) =
+        (0..corpus.len()).partition(|&i| corpus[i].spelling.is_some());
+    let (traversal, others): (Vec<usize>, Vec<usize>) =
+        rest.into_iter().partition(|&i| corpus[i].dot.is_some());
     // The check/use spellings by spelling, depths in order: like a traversal group each.
-    let spelled: Vec<&[Payload]> = spellings
-        .chunk_by(|a, b| a.family == b.family && a.spelling == b.spelling)
+    let spelled: Vec<&[usize]> = spellings
+        .chunk_by(|&a, &b| {
+            corpus[a].family == corpus[b].family && corpus[a].spelling == corpus[b].spelling
+        })
         .collect();
-    let groups: Vec<&[Payload]> = traversal
-        .chunk_by(|a, b| a.dot == b.dot && a.slash == b.slash)
+    let groups: Vec<&[usize]> = traversal
+        .chunk_by(|&a, &b| corpus[a].dot == corpus[b].dot && corpus[a].slash == corpus[b].slash)
         .collect();
     // Combination `c` of a group: depth `c / 7`, field `c % 7`.
-    let pair = |group: &[Payload], c: usize| (group[c / fields].clone(), Field::ALL[c % fields]);
-    let every_field = |p: &Payload| Field::ALL.map(|f| (p.clone(), f));
+    let pair = |group: &[usize], c: usize| (group[c / fields], Field::ALL[c % fields]);
+    let every_field = |&p: &usize| Field::ALL.map(|f| (p, f));
     match level {
         RunLevel::Full => traversal
             .iter()
@@ -135,8 +147,9 @@ pub fn pairs(level: RunLevel) -> Vec<(Payload, Field)> {
             let mut chosen: Vec<(usize, usize)> = Vec::new(); // (group, combination)
             let mut n = 0usize;
             let mut pick = |is: &dyn Fn(&Payload) -> bool| {
-                let candidates: Vec<usize> =
-                    (0..groups.len()).filter(|&i| is(&groups[i][0])).collect();
+                let candidates: Vec<usize> = (0..groups.len())
+                    .filter(|&i| is(&corpus[groups[i][0]]))
+                    .collect();
                 if let Some(&i) = candidates.get(n % candidates.len().max(1)) {
                     chosen.push((i, (n * 13) % (groups[i].len() * fields)));
                     n += 1;

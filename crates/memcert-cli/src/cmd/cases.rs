@@ -34,7 +34,8 @@ struct Line<'a> {
 /// `cases`: every case the selection keeps, possibly none, in --format.
 pub fn run(args: CasesArgs) -> Result<i32> {
     let mut out = std::io::stdout().lock();
-    for c in args.select.matching()? {
+    // Each payload case is built for its line and dropped: the listing holds one at a time.
+    for c in args.select.matching()?.iter() {
         let line = if args.format == "jsonl" {
             serde_json::to_string(&Line {
                 id: &c.id,

@@ -11,6 +11,7 @@ use memcert::certify::{self, Config, Fanout, Reporter};
 use memcert::expected::ExpectedFailures;
 use memcert::report::snapshots::SnapshotWriter;
 use memcert::setup::baseline::{self, BaselineError, BaselinePolicy};
+use memcert::suite::list::CaseList;
 use memcert_app::appcert;
 use memcert_app::mockapi::{Fault, SessionLog};
 use memcert_app::transcript::Transcript;
@@ -199,8 +200,8 @@ fn run_catalog(args: &CertifyArgs, config: Config, jobs: usize) -> Result<i32> {
 
 /// How many handlers to start for `cases` with `--jobs` `jobs`: no more than the cases that
 /// can run in parallel (race cases run on the first handler alone), and at least one.
-pub fn pool_size(jobs: usize, cases: &[memcert::suite::Case]) -> usize {
-    let parallel = cases.iter().filter(|c| c.race.is_none()).count();
+pub fn pool_size<C: CaseList + ?Sized>(jobs: usize, cases: &C) -> usize {
+    let parallel = (0..cases.len()).filter(|&i| !cases.is_race(i)).count();
     jobs.min(parallel).max(1)
 }
 
@@ -209,9 +210,9 @@ pub fn pool_size(jobs: usize, cases: &[memcert::suite::Case]) -> usize {
 ///
 /// # Errors
 /// An empty pool.
-pub fn run_pool(
+pub fn run_pool<C: CaseList + ?Sized>(
     config: &Config,
-    cases: &[memcert::suite::Case],
+    cases: &C,
     pool: &mut [memcert::setup::handler::Started],
     reporter: &mut dyn Reporter,
 ) -> Result<certify::Summary> {
@@ -402,8 +403,8 @@ mod tests {
         let mixed = [plain.clone(), vec![race.clone()]].concat();
         assert_eq!(super::pool_size(4, &mixed), 2);
         assert_eq!(super::pool_size(1, &mixed), 1);
-        assert_eq!(super::pool_size(4, &[race]), 1);
-        assert_eq!(super::pool_size(4, &[]), 1);
+        assert_eq!(super::pool_size(4, &[race][..]), 1);
+        assert_eq!(super::pool_size(4, &[][..]), 1);
         assert_eq!(super::pool_size(64, &plain), 2);
     }
 

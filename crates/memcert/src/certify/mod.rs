@@ -33,8 +33,8 @@ pub use lane::{Lane, Lease, Reset};
 pub use pool::run_parallel;
 pub use race::{run_rounds, run_rounds_after, run_rounds_in, DEFAULT_RACE_ROUNDS};
 pub use record::{
-    deadline_record, finding_step, keep_reply, peak_memory_kib, record, sha256_hex, CaseRecord,
-    Completion, Cut, StepLabel, StepRecord, Summary, KEEP_BYTES,
+    cut_by_deadline, deadline_record, finding_step, keep_reply, peak_memory_kib, record,
+    sha256_hex, CaseRecord, Completion, Cut, StepLabel, StepRecord, Summary, KEEP_BYTES,
 };
 pub use snapshots::{baseline_summary_of, listed_unchecked};
 pub use spool::{Records, Spool, MAX_LINE};
@@ -44,6 +44,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use crate::baseline::Baseline;
 use crate::expected::ExpectedFailures;
 use crate::stop::Stop;
+use crate::suite::list::CaseList;
 use crate::suite::Case;
 use crate::target::Target;
 use crate::text::Profile;
@@ -106,11 +107,35 @@ fn retired(unused: &[String], known: &[String]) -> Vec<String> {
     if unused.is_empty() {
         return Vec::new();
     }
-    let all = crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full);
-    let mut ids: Vec<&str> = all.iter().map(|c| c.id.as_str()).collect();
+    let all = crate::suite::list::Cases::level(crate::suite::catalog::RunLevel::Full);
+    let ids: Vec<std::borrow::Cow<'_, str>> = all.ids().collect();
+    let mut ids: Vec<&str> = ids.iter().map(|id| id.as_ref()).collect();
     ids.push(STARTUP_CASE);
     ids.extend(known.iter().map(String::as_str));
     ExpectedFailures::matching_none(unused, &ids)
+}
+
+/// Whether a case id passes the globs `include` (any of them; all ids when empty) and
+/// `exclude` (none of them): the test [`select`] applies, for lists that are not a `Vec`
+/// ([`crate::suite::list::Cases::retain`]). Globs use `*` for any characters, `/` included.
+///
+/// # Errors
+/// A malformed glob.
+pub fn id_filter(
+    include: &[String],
+    exclude: &[String],
+) -> Result<impl Fn(&str) -> bool, globset::Error> {
+    let set = |globs: &[String]| -> Result<GlobSet, globset::Error> {
+        let mut b = GlobSetBuilder::new();
+        for g in globs {
+            b.add(Glob::new(g)?);
+        }
+        b.build()
+    };
+    let inc = set(include)?;
+    let exc = set(exclude)?;
+    let all = include.is_empty();
+    Ok(move |id: &str| (all || inc.is_match(id)) && !exc.is_match(id))
 }
 
 /// Keep the cases whose id matches one of `include` (all when empty) and none of `exclude`.
@@ -123,25 +148,14 @@ pub fn select(
     include: &[String],
     exclude: &[String],
 ) -> Result<Vec<Case>, globset::Error> {
-    let set = |globs: &[String]| -> Result<GlobSet, globset::Error> {
-        let mut b = GlobSetBuilder::new();
-        for g in globs {
-            b.add(Glob::new(g)?);
-        }
-        b.build()
-    };
-    let inc = set(include)?;
-    let exc = set(exclude)?;
-    Ok(cases
-        .into_iter()
-        .filter(|c| (include.is_empty() || inc.is_match(&c.id)) && !exc.is_match(&c.id))
-        .collect())
+    let keep = id_filter(include, exclude)?;
+    Ok(cases.into_iter().filter(|c| keep(&c.id)).collect())
 }
 
 /// [`run`] that also returns every case record, in run order.
-pub fn run_collect(
+pub fn run_collect<C: CaseList + ?Sized>(
     config: &Config,
-    cases: &[Case],
+    cases: &C,
     target: &mut dyn Target,
 ) -> (Summary, Vec<CaseRecord>) {
     let mut c = Collect::default();
@@ -158,9 +172,9 @@ pub fn run_collect(
 /// [`Completion::Incomplete`]. Either way `Finished` is sent, so the reports are written.
 ///
 /// [`run_parallel`] runs the cases on several targets at once, with the same events.
-pub fn run(
+pub fn run<C: CaseList + ?Sized>(
     config: &Config,
-    cases: &[Case],
+    cases: &C,
     target: &mut dyn Target,
     reporter: &mut dyn Reporter,
 ) -> Summary {

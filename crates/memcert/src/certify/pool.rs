@@ -33,7 +33,7 @@
 //! - State a handler keeps from one case to the next (a cache it does not drop at reset) is
 //!   seen by different cases than in a run on one target.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex, PoisonError};
 
@@ -43,8 +43,8 @@ use super::{
 };
 use crate::baseline::Comparison;
 use crate::stop::StopReason;
+use crate::suite::list::CaseList;
 use crate::suite::verdict::Verdict;
-use crate::suite::Case;
 use crate::target::Target;
 
 /// Run every case against a pool of targets: `target` (on the calling thread: the start-up
@@ -55,9 +55,14 @@ use crate::target::Target;
 ///
 /// Each target must be its own handler: its own process or instance, over its own scratch
 /// root (two targets sharing one store would see each other's files).
-pub fn run_parallel(
+///
+/// A case of `cases` is had ([`CaseList::case`]) when a worker takes it and dropped when it is
+/// done: a [`crate::suite::list::Cases`] builds each payload case only then, so a run holds no
+/// more payload cases at once than it has workers. Nor does it keep the records: each goes to
+/// `reporter` and is dropped (but for the few that wait for an earlier case still running).
+pub fn run_parallel<C: CaseList + ?Sized>(
     config: &Config,
-    cases: &[Case],
+    cases: &C,
     target: &mut dyn Target,
     helpers: &mut [&mut (dyn Target + Send)],
     reporter: &mut dyn Reporter,
@@ -93,7 +98,7 @@ pub fn run_parallel(
     // Races run alone, while no other handler loads the machine, and first: mid-catalog, run
     // last they would hold back every report after the first of them until the run ends.
     let (races, rest): (Vec<usize>, Vec<usize>) =
-        (0..cases.len()).partition(|&i| !helpers.is_empty() && cases[i].race.is_some());
+        (0..cases.len()).partition(|&i| !helpers.is_empty() && cases.is_race(i));
     // The first target's sandbox is kept through both phases (certify::lane).
     let mut lane = Lane::new(config.reset);
     run.in_pool(&Queue::new(races), target, &mut lane, &mut [], &mut merge);
@@ -112,21 +117,23 @@ pub fn run_parallel(
         timed_out,
         ..
     } = merge;
-    let outcomes = startup_case
+    let ids = startup_case
         .iter()
-        .chain(cases)
-        .map(|c| c.id.as_str())
-        .zip(verdicts);
-    let mut summary = Summary::of(target.describe(), config, outcomes).stopped(stopped, planned);
+        .map(|c| std::borrow::Cow::Borrowed(c.id.as_str()))
+        .chain((0..cases.len()).filter_map(|i| cases.id(i)));
+    let outcomes = ids.zip(verdicts);
+    let mut summary =
+        Summary::of_ids(target.describe(), config, outcomes).stopped(stopped, planned);
     summary.containment = Some(target.containment());
     summary.jobs = 1 + helpers.len();
     summary.timed_out = timed_out;
     summary.timeout_ms = target.timeout().map(|t| t.as_millis() as u64);
     summary.retired = retired(&summary.unused, &config.known);
     if let Snapshots::Compare(b) = &config.snapshots {
+        let run: Vec<std::borrow::Cow<'_, str>> = (0..ran).filter_map(|i| cases.id(i)).collect();
         summary.baseline = Some(snapshots::baseline_summary(
             b,
-            &cases[..ran],
+            &run,
             &compared,
             &config.known,
         ));
@@ -159,20 +166,22 @@ impl Queue {
 }
 
 /// What every worker of a run reads, and the stop they share.
-struct Shared<'a> {
+struct Shared<'a, C: ?Sized> {
     config: &'a Config,
-    cases: &'a [Case],
+    cases: &'a C,
     startup: &'a Startup,
     /// The stop reason the run has seen, kept across workers as [`crate::stop::run_item`] keeps
     /// it across the items of one.
     stopped: Mutex<Option<StopReason>>,
 }
 
-impl Shared<'_> {
+impl<C: CaseList + ?Sized> Shared<'_, C> {
     /// Case `i` on `target` under the run's stop ([`crate::stop::run_item`]); `None`: a signal
-    /// stopped the run before or during it.
+    /// stopped the run before or during it (or `cases` has no case `i`, which a queue of its
+    /// indices never hands out). The case is built here and dropped when its record is made.
     fn one(&self, i: usize, target: &mut dyn Target, lane: &mut Lane) -> Option<CaseRecord> {
-        let case = &self.cases[i];
+        let case = self.cases.case(i)?;
+        let case = &*case;
         let mut seen = *self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
         let rec = crate::stop::run_item(
             &self.config.stop,
@@ -236,8 +245,12 @@ impl Shared<'_> {
 
 /// The records of a run put back in the order of its cases on their way to the reporter.
 struct Merge<'r> {
-    /// Per case: `None` until its record came; `Some(None)` when a signal stopped it.
-    slots: Vec<Option<Option<CaseRecord>>>,
+    /// The records that came while a case before them still ran, by case index (`None`: a
+    /// signal stopped that case): only those a running case holds back, never a slot per case
+    /// of the run.
+    early: BTreeMap<usize, Option<CaseRecord>>,
+    /// How many cases the run has.
+    cases: usize,
     /// The first case not yet reported.
     next: usize,
     /// A case a signal stopped was reached: nothing more is reported.
@@ -256,7 +269,8 @@ struct Merge<'r> {
 impl<'r> Merge<'r> {
     fn new(cases: usize, reporter: &'r mut dyn Reporter) -> Merge<'r> {
         Merge {
-            slots: (0..cases).map(|_| None).collect(),
+            early: BTreeMap::new(),
+            cases,
             next: 0,
             halted: false,
             ran: 0,
@@ -270,12 +284,12 @@ impl<'r> Merge<'r> {
     /// Case `i` finished (`None`: a signal stopped it): report it and every case after it
     /// whose record is in, up to the first still running.
     fn put(&mut self, i: usize, rec: Option<CaseRecord>) {
-        if let Some(slot) = self.slots.get_mut(i) {
-            *slot = Some(rec);
+        if i < self.cases && i >= self.next {
+            self.early.insert(i, rec);
         }
         let mut ready = VecDeque::new();
         while !self.halted {
-            let Some(slot) = self.slots.get_mut(self.next).and_then(Option::take) else {
+            let Some(slot) = self.early.remove(&self.next) else {
                 break;
             };
             self.next += 1;

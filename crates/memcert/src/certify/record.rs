@@ -443,6 +443,17 @@ impl Summary {
         config: &Config,
         outcomes: impl IntoIterator<Item = (&'a str, Verdict)>,
     ) -> Summary {
+        Self::of_ids(target, config, outcomes)
+    }
+
+    /// [`Summary::of`] with the ids owned or borrowed (`String`, `Cow<str>`): a run whose case
+    /// ids are made as they are read ([`crate::suite::list::Cases`]) counts them without keeping
+    /// them.
+    pub fn of_ids<S: AsRef<str>>(
+        target: String,
+        config: &Config,
+        outcomes: impl IntoIterator<Item = (S, Verdict)>,
+    ) -> Summary {
         let mut counts: BTreeMap<String, usize> = Verdict::ALL
             .iter()
             .map(|v| (v.as_str().to_owned(), 0))
@@ -452,16 +463,16 @@ impl Summary {
             .map(|v| (v.as_str().to_owned(), 0))
             .collect();
         let mut total = 0;
-        let mut all = Vec::new();
-        for (id, v) in outcomes {
-            *counts.entry(v.as_str().to_owned()).or_default() += 1;
-            if v.blocks_certification() && config.expected.excuses(id, v).is_none() {
-                *unexcused.entry(v.as_str().to_owned()).or_default() += 1;
-            }
-            total += 1;
-            all.push((id, v));
-        }
-        let reckoning = config.expected.reckon(all);
+        // One pass: the outcomes are counted as the list reckons them, never kept.
+        let reckoning = config
+            .expected
+            .reckon(outcomes.into_iter().inspect(|(id, v)| {
+                *counts.entry(v.as_str().to_owned()).or_default() += 1;
+                if v.blocks_certification() && config.expected.excuses(id.as_ref(), *v).is_none() {
+                    *unexcused.entry(v.as_str().to_owned()).or_default() += 1;
+                }
+                total += 1;
+            }));
         let mut summary = Summary {
             target,
             profile: config.profile,
@@ -545,6 +556,12 @@ impl Summary {
     /// The sentence every report gives a run that did not complete ([`Summary::completion`]),
     /// `None` for one that did; `cases` are the run's records.
     pub fn stop_note(&self, cases: &[CaseRecord]) -> Option<String> {
+        self.stop_note_of(cases.iter().filter(|c| cut_by_deadline(c)).count())
+    }
+
+    /// [`Summary::stop_note`] of a run `cut` of whose cases have a `deadline` finding
+    /// ([`cut_by_deadline`]), for a report that counts them as the cases come.
+    pub fn stop_note_of(&self, cut: usize) -> Option<String> {
         match self.completion {
             Completion::Complete => None,
             Completion::Interrupted => Some(format!(
@@ -552,10 +569,6 @@ impl Summary {
                 self.total, self.planned
             )),
             Completion::Incomplete => {
-                let cut = cases
-                    .iter()
-                    .filter(|c| c.findings.iter().any(|f| f.kind == "deadline"))
-                    .count();
                 Some(format!(
                     "INCOMPLETE: the run's --deadline passed; {cut} of {} cases it cut short or never ran are ERROR (deadline), and the run is not certified",
                     self.planned
@@ -670,6 +683,12 @@ pub fn record(
         baseline,
         timed_out: obs.timed_out,
     }
+}
+
+/// Whether the run's `--deadline` cut `c` short or left it unrun: it has a `deadline` finding
+/// ([`deadline_record`]).
+pub fn cut_by_deadline(c: &CaseRecord) -> bool {
+    c.findings.iter().any(|f| f.kind == "deadline")
 }
 
 /// The record of a case the run's deadline (`--deadline`) kept from running (`cut`: false) or

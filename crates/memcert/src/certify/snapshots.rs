@@ -81,23 +81,23 @@ pub(super) fn case_comparison(
     }
 }
 
-/// The totals of a comparison with `baseline`: the run's comparisons, and every snapshot whose
-/// case was not run: STALE when neither memcert's catalog (every level) nor `known`
-/// ([`super::Config::known`]) has the case, else not run.
+/// The totals of a comparison with `baseline`: the run's comparisons (of the cases whose ids
+/// are `run`), and every snapshot whose case was not run: STALE when neither memcert's catalog
+/// (every level) nor `known` ([`super::Config::known`]) has the case, else not run.
 pub(super) fn baseline_summary(
     baseline: &Baseline,
-    cases: &[Case],
+    run: &[std::borrow::Cow<'_, str>],
     compared: &[(String, Comparison)],
     known: &[String],
 ) -> BaselineSummary {
-    let run: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+    let run: Vec<&str> = run.iter().map(|id| id.as_ref()).collect();
     baseline_summary_of(baseline, &run, compared, &|left| {
-        let all: std::collections::HashSet<String> =
-            crate::suite::catalog::for_level(crate::suite::catalog::RunLevel::Full)
-                .into_iter()
-                .map(|c| c.id)
-                .chain(known.iter().cloned())
-                .collect();
+        let catalog = crate::suite::list::Cases::level(crate::suite::catalog::RunLevel::Full);
+        let all: std::collections::HashSet<String> = catalog
+            .ids()
+            .map(std::borrow::Cow::into_owned)
+            .chain(known.iter().cloned())
+            .collect();
         left.iter().map(|id| all.contains(*id)).collect()
     })
 }

@@ -344,14 +344,53 @@ pub fn rule(source: &[String]) -> String {
 
 /// Group the findings that set each non-PASS case's verdict into causes, worst verdict first,
 /// then most cases. Shapes: an escape's is the sentence [`escape_shape`] makes of its kinds;
-/// every other cause's is its findings' common [`shape`].
+/// every other cause's is its findings' common [`shape`]. The same as adding every case to a
+/// [`Fold`] in order.
 pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
-    // (verdict, effect, rule, shape) -> (case indices in run order, the example's finding
-    // detail, the kinds seen)
-    type Key = (Verdict, String, String, String);
-    type Members = (Vec<(usize, String)>, Vec<String>, Vec<String>);
-    let mut groups: BTreeMap<Key, Members> = BTreeMap::new();
-    for (i, c) in cases.iter().enumerate() {
+    let mut fold = Fold::default();
+    for c in cases {
+        fold.add(c);
+    }
+    fold.finish()
+}
+
+/// A cause's key: (verdict, effect, slot, shape).
+type Key = (Verdict, String, String, String);
+
+/// What a [`Fold`] keeps of one cause while the cases come.
+#[derive(Debug, Default)]
+struct Group {
+    /// The ids of its cases, in run order.
+    ids: Vec<String>,
+    /// The run index of the last case added (a case counts once per cause).
+    last: Option<usize>,
+    /// Of its cases, those the expected-failures list excuses.
+    excused: usize,
+    /// The finding kinds seen, in the order met.
+    kinds: Vec<String>,
+    /// The rules seen, in the order met.
+    rules: Vec<String>,
+    /// The example so far: its rank (steps, no disk change, run index), the example and its
+    /// case's requirement.
+    best: Option<((usize, bool, usize), Example, String)>,
+}
+
+/// The causes of a run built one case at a time, in run order ([`Fold::add`]), then sorted
+/// ([`Fold::finish`]): what [`causes`] gives for the same cases. It keeps per cause only its
+/// case ids, counts and one example, never the cases themselves, so a report can be made from
+/// records read one at a time.
+#[derive(Debug, Default)]
+pub struct Fold {
+    groups: BTreeMap<Key, Group>,
+    /// Cases added so far.
+    added: usize,
+}
+
+impl Fold {
+    /// Add the next case of the run: the findings that set its verdict join their causes.
+    pub fn add(&mut self, c: &CaseRecord) {
+        let i = self.added;
+        self.added += 1;
         let rule = rule(&c.source);
         let worst = c.findings.iter().map(|f| f.verdict).max();
         // A case counts once per effect: its first finding of an effect gives the shape (two
@@ -415,65 +454,68 @@ pub fn causes(cases: &[CaseRecord]) -> Vec<Cause> {
                 rule.clone()
             };
             let key = (f.verdict, effect.to_owned(), slot, shape);
-            let (list, kinds, rules) = groups.entry(key).or_default();
-            if !kinds.contains(&f.kind) {
-                kinds.push(f.kind.clone());
+            let g = self.groups.entry(key).or_default();
+            if !g.kinds.contains(&f.kind) {
+                g.kinds.push(f.kind.clone());
             }
-            if effect != SIDE_EFFECT && !rule.is_empty() && !rules.contains(&rule) {
-                rules.push(rule.clone());
+            if effect != SIDE_EFFECT && !rule.is_empty() && !g.rules.contains(&rule) {
+                g.rules.push(rule.clone());
             }
-            if list.last().map(|(j, _)| *j) != Some(i) {
-                list.push((i, f.detail.clone()));
+            if g.last == Some(i) {
+                continue;
+            }
+            g.last = Some(i);
+            g.ids.push(c.id.clone());
+            g.excused += usize::from(c.expected_failure.is_some());
+            // The example: the fewest steps, then one whose disk shows the damage, then run
+            // order.
+            let no_disk = !c.findings.iter().any(|f| shows_disk(&f.kind));
+            let rank = (c.steps.len(), no_disk, i);
+            if g.best.as_ref().is_none_or(|(best, _, _)| rank < *best) {
+                g.best = Some((rank, example(c, f.detail.clone()), c.requirement.clone()));
             }
         }
     }
-    let mut out: Vec<Cause> = groups
-        .into_iter()
-        .map(
-            |((verdict, kind, _slot, shape), (members, mut kinds, rules))| {
+
+    /// The causes of the cases added, worst verdict first, then most cases, then by rule, kind
+    /// and shape.
+    pub fn finish(self) -> Vec<Cause> {
+        let mut out: Vec<Cause> = self
+            .groups
+            .into_iter()
+            .filter_map(|((verdict, kind, _slot, shape), g)| {
+                let (_, example, requirement) = g.best?;
+                let mut kinds = g.kinds;
                 kinds.sort();
-                let spec = rules.first().cloned().unwrap_or_default();
-                // The fewest steps, then one whose disk shows the damage, then run order.
-                let (ex, detail) = members
-                    .iter()
-                    .min_by_key(|(i, _)| {
-                        let no_disk = example(&cases[*i], String::new()).disk.is_empty();
-                        (cases[*i].steps.len(), no_disk, *i)
-                    })
-                    .cloned()
-                    .unwrap_or_default();
-                let c = &cases[ex];
+                let spec = g.rules.first().cloned().unwrap_or_default();
                 let shape = if kind == "escape" {
                     escape_shape(&kinds)
                 } else {
                     shape
                 };
-                Cause {
+                Some(Cause {
                     verdict,
                     hint: hint(&kind, verdict, &shape).to_owned(),
                     kind,
                     kinds,
                     spec,
-                    rules,
+                    rules: g.rules,
                     shape,
-                    requirement: c.requirement.clone(),
-                    count: members.len(),
-                    excused: members
-                        .iter()
-                        .filter(|(i, _)| cases[*i].expected_failure.is_some())
-                        .count(),
-                    ids: members.iter().map(|(i, _)| cases[*i].id.clone()).collect(),
-                    example: example(c, detail),
-                }
-            },
-        )
-        .collect();
-    out.sort_by(|a, b| {
-        (b.verdict, b.count)
-            .cmp(&(a.verdict, a.count))
-            .then_with(|| (&a.spec, &a.kind, &a.shape).cmp(&(&b.spec, &b.kind, &b.shape)))
-    });
-    out
+                    requirement,
+                    count: g.ids.len(),
+                    excused: g.excused,
+                    ids: g.ids,
+                    example,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (b.verdict, b.count)
+                .cmp(&(a.verdict, a.count))
+                .then_with(|| (&a.spec, &a.kind, &a.shape).cmp(&(&b.spec, &b.kind, &b.shape)))
+        });
+        out
+    }
 }
 
 /// The one sentence of an escape cause, from its sorted finding kinds:
@@ -508,15 +550,15 @@ fn example(c: &CaseRecord, detail: String) -> Example {
         disk: c
             .findings
             .iter()
-            .filter(|f| {
-                matches!(
-                    f.kind.as_str(),
-                    "outside-changed" | "outside-copied" | "check"
-                )
-            })
+            .filter(|f| shows_disk(&f.kind))
             .map(|f| f.detail.clone())
             .collect(),
     }
+}
+
+/// Whether a finding of `kind` tells what changed on disk (an example's [`Example::disk`]).
+fn shows_disk(kind: &str) -> bool {
+    matches!(kind, "outside-changed" | "outside-copied" | "check")
 }
 
 /// Causes per verdict (every verdict with at least one cause), the way reports count them.

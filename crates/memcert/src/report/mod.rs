@@ -304,9 +304,9 @@ impl Store {
 /// One spool for every report of a run: each finished case is written once to an anonymous
 /// temporary file ([`Spool`]), and when the run finishes the cases are read back once and
 /// handed to each report in turn ([`Finish`]), in the order given. Nothing else is kept while
-/// the cases run. When the spool cannot be written or read back, the error is kept in
-/// [`Spooled::error`] (the CLI then fails the run with it) and every report is made with no
-/// cases.
+/// the cases run, and nothing at all (no spool) when there is no report. When the spool cannot
+/// be written or read back, the error is kept in [`Spooled::error`] (the CLI then fails the run
+/// with it) and every report is made with no cases.
 pub struct Spooled<'a> {
     cases: Store,
     /// The reports made when the run finishes, in order.
@@ -329,6 +329,10 @@ impl<'a> Spooled<'a> {
 
 impl crate::certify::Reporter for Spooled<'_> {
     fn event(&mut self, event: &crate::certify::Event<'_>) {
+        if self.reports.is_empty() {
+            // No report to make: nothing is kept, not even a spool.
+            return;
+        }
         if let Some((summary, cases)) = self.cases.keep(event) {
             let cases = cases.unwrap_or_else(|e| {
                 self.error = Some(e);

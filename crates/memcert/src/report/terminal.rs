@@ -15,10 +15,13 @@ use crate::suite::verdict::Verdict;
 /// Findings printed per case; the JSON report has them all.
 const MAX_FINDINGS: usize = 10;
 
-/// Writes the human report to `out` when the run finishes.
+/// Writes the human report to `out` when the run finishes. It keeps, while the cases come, only
+/// what the report prints ([`Digest`]): the causes' aggregates, counts per category and verdict,
+/// the lines of the excused cases and of the baseline's regressions, and with `--verbose` the
+/// text of each case it lists; never the records themselves.
 pub struct Terminal<W: Write> {
     out: W,
-    cases: Vec<CaseRecord>,
+    digest: Digest,
     verbose: bool,
 }
 
@@ -27,7 +30,7 @@ impl<W: Write> Terminal<W> {
     pub fn new(out: W) -> Self {
         Terminal {
             out,
-            cases: Vec::new(),
+            digest: Digest::default(),
             verbose: false,
         }
     }
@@ -37,16 +40,24 @@ impl<W: Write> Terminal<W> {
         self.verbose = verbose;
         self
     }
+
+    fn write(&mut self, summary: &Summary, digest: Digest) {
+        // Every field from the run is escaped where it is placed; this pass is the backstop
+        // for any that is not.
+        let text = super::escape::terminal_lines(&render_digest(summary, digest, self.verbose));
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
+    }
 }
 
 impl<W: Write> Reporter for Terminal<W> {
     fn event(&mut self, event: &Event<'_>) {
         match event {
-            Event::Started { .. } => {}
-            Event::CaseFinished(r) => self.cases.push((*r).clone()),
+            Event::Started { .. } => self.digest = Digest::default(),
+            Event::CaseFinished(r) => self.digest.add(r, self.verbose),
             Event::Finished(summary) => {
-                let cases = std::mem::take(&mut self.cases);
-                super::Finish::finish(self, summary, &cases);
+                let digest = std::mem::take(&mut self.digest);
+                self.write(summary, digest);
             }
         }
     }
@@ -54,11 +65,8 @@ impl<W: Write> Reporter for Terminal<W> {
 
 impl<W: Write> super::Finish for Terminal<W> {
     fn finish(&mut self, summary: &Summary, cases: &[CaseRecord]) {
-        // Every field from the run is escaped where it is placed; this pass is the backstop
-        // for any that is not.
-        let text = super::escape::terminal_lines(&render_with(summary, cases, self.verbose));
-        let _ = self.out.write_all(text.as_bytes());
-        let _ = self.out.flush();
+        let digest = Digest::of(cases, self.verbose);
+        self.write(summary, digest);
     }
 }
 
@@ -69,27 +77,113 @@ pub fn render(summary: &Summary, cases: &[CaseRecord]) -> String {
 
 /// [`render`], with every case listed too when `verbose` (`--verbose`).
 pub fn render_with(summary: &Summary, cases: &[CaseRecord], verbose: bool) -> String {
+    render_digest(summary, Digest::of(cases, verbose), verbose)
+}
+
+/// What the report needs of a run's cases, gathered one case at a time in run order
+/// ([`Digest::add`]): the report of a [`Digest`] is the report of the cases added.
+#[derive(Debug, Default)]
+struct Digest {
+    causes: super::causes::Fold,
+    /// Cases per category and verdict.
+    by_category: BTreeMap<String, BTreeMap<Verdict, usize>>,
+    /// Cases with a `deadline` finding ([`Summary::stop_note_of`]).
+    cut: usize,
+    /// The excused cases: how many, and their lines ([`expected_failures`]).
+    excused: (usize, String),
+    /// Each REGRESSION: its case id, its diff as shown ([`super::clip_diff`]) and whether its
+    /// inputs changed.
+    regressions: Vec<(String, String, bool)>,
+    /// `--verbose`: the UNSAFE, ERROR and FAIL cases not excused, in full, one text per
+    /// verdict of [`FAILURES`].
+    failures: [String; 3],
+    /// `--verbose`: the NON-STRICT, INFO and SKIPPED cases, one line each: how many and the
+    /// lines, per verdict of [`ONE_LINE`].
+    one_line: [(usize, String); 3],
+}
+
+/// The verdicts `--verbose` shows in full, in this order.
+const FAILURES: [Verdict; 3] = [Verdict::Unsafe, Verdict::Error, Verdict::Fail];
+/// The verdicts `--verbose` shows one line each, in this order.
+const ONE_LINE: [Verdict; 3] = [Verdict::NonStrict, Verdict::Info, Verdict::Skipped];
+
+impl Digest {
+    fn of(cases: &[CaseRecord], verbose: bool) -> Digest {
+        let mut d = Digest::default();
+        for c in cases {
+            d.add(c, verbose);
+        }
+        d
+    }
+
+    /// Add the next case of the run.
+    fn add(&mut self, c: &CaseRecord, verbose: bool) {
+        use crate::baseline::Comparison;
+        self.causes.add(c);
+        let by_verdict = match self.by_category.get_mut(c.category.as_str()) {
+            Some(by_verdict) => by_verdict,
+            None => self.by_category.entry(c.category.clone()).or_default(),
+        };
+        *by_verdict.entry(c.verdict).or_default() += 1;
+        if crate::certify::cut_by_deadline(c) {
+            self.cut += 1;
+        }
+        if let Some(why) = &c.expected_failure {
+            self.excused.0 += 1;
+            self.excused.1.push_str(&format!(
+                "  {:<48} {:<6} {}\n",
+                c.id,
+                c.verdict.as_str(),
+                visible(why)
+            ));
+        }
+        if let Some(Comparison::Regression {
+            diff,
+            input_changed,
+        }) = &c.baseline
+        {
+            // Kept as shown: the first lines ([`MAX_DIFF_LINES`]).
+            let shown = super::clip_diff(diff, MAX_DIFF_LINES);
+            self.regressions.push((c.id.clone(), shown, *input_changed));
+        }
+        if !verbose {
+            return;
+        }
+        for (v, text) in FAILURES.iter().zip(&mut self.failures) {
+            if *v == c.verdict && c.expected_failure.is_none() {
+                text.push('\n');
+                text.push_str(&detail(c));
+            }
+        }
+        for (v, (count, lines)) in ONE_LINE.iter().zip(&mut self.one_line) {
+            if *v == c.verdict {
+                let why = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
+                *count += 1;
+                lines.push_str(&format!("  {:<48} {}\n", c.id, visible(why)));
+            }
+        }
+    }
+}
+
+/// The report of the cases `digest` gathered.
+fn render_digest(summary: &Summary, digest: Digest, verbose: bool) -> String {
     let mut s = header(summary);
-    if let Some(note) = summary.stop_note(cases) {
+    if let Some(note) = summary.stop_note_of(digest.cut) {
         s.push_str(&format!("\n{note}\n"));
     }
-    s.push_str(&causes_section(
-        summary,
-        &super::causes::causes(cases),
-        verbose,
-    ));
+    s.push_str(&causes_section(summary, &digest.causes.finish(), verbose));
     if verbose {
-        s.push_str(&failures(cases));
+        s.push_str(&digest.failures.concat());
     }
-    s.push_str(&expected_failures(cases));
+    s.push_str(&expected_failures(&digest.excused));
     if verbose {
-        s.push_str(&one_line_verdicts(cases));
+        s.push_str(&one_line_verdicts(&digest.one_line));
     }
     if let Some(b) = &summary.baseline {
-        s.push_str(&baseline(b, cases));
+        s.push_str(&baseline(b, &digest.regressions));
     }
     s.push('\n');
-    s.push_str(&table(cases));
+    s.push_str(&table(&digest.by_category));
     s.push_str(&list_entries(summary));
     s.push_str(&verdict(summary));
     if let Some(b) = &summary.baseline {
@@ -264,56 +358,22 @@ fn causes_section(summary: &Summary, causes: &[super::causes::Cause], verbose: b
     s
 }
 
-/// Every UNSAFE, ERROR and FAIL case the expected-failures list does not excuse, in full, worst
-/// verdict first.
-fn failures(cases: &[CaseRecord]) -> String {
-    let mut s = String::new();
-    for v in [Verdict::Unsafe, Verdict::Error, Verdict::Fail] {
-        for c in cases
-            .iter()
-            .filter(|c| c.verdict == v && c.expected_failure.is_none())
-        {
-            s.push('\n');
-            s.push_str(&detail(c));
-        }
+/// The cases the expected-failures list excuses, one line each with the list's reason: how
+/// many, and their lines ([`Digest::add`]).
+fn expected_failures((count, lines): &(usize, String)) -> String {
+    if *count == 0 {
+        return String::new();
     }
-    s
+    format!("\nEXPECTED FAILURES ({count})\n{lines}")
 }
 
-/// The cases the expected-failures list excuses, one line each with the list's reason.
-fn expected_failures(cases: &[CaseRecord]) -> String {
+/// The NON-STRICT, INFO and SKIPPED cases, one line each with their first finding: how many of
+/// each verdict of [`ONE_LINE`], and their lines ([`Digest::add`]).
+fn one_line_verdicts(each: &[(usize, String); 3]) -> String {
     let mut s = String::new();
-    let excused: Vec<&CaseRecord> = cases
-        .iter()
-        .filter(|c| c.expected_failure.is_some())
-        .collect();
-    if !excused.is_empty() {
-        s.push_str(&format!("\nEXPECTED FAILURES ({})\n", excused.len()));
-        for c in excused {
-            let why = c.expected_failure.as_deref().unwrap_or("");
-            s.push_str(&format!(
-                "  {:<48} {:<6} {}\n",
-                c.id,
-                c.verdict.as_str(),
-                visible(why)
-            ));
-        }
-    }
-    s
-}
-
-/// The NON-STRICT, INFO and SKIPPED cases, one line each with their first finding.
-fn one_line_verdicts(cases: &[CaseRecord]) -> String {
-    let mut s = String::new();
-    for v in [Verdict::NonStrict, Verdict::Info, Verdict::Skipped] {
-        let list: Vec<&CaseRecord> = cases.iter().filter(|c| c.verdict == v).collect();
-        if list.is_empty() {
-            continue;
-        }
-        s.push_str(&format!("\n{v} ({})\n", list.len()));
-        for c in list {
-            let why = c.findings.first().map(|f| f.detail.as_str()).unwrap_or("");
-            s.push_str(&format!("  {:<48} {}\n", c.id, visible(why)));
+    for (v, (count, lines)) in ONE_LINE.iter().zip(each) {
+        if *count > 0 {
+            s.push_str(&format!("\n{v} ({count})\n{lines}"));
         }
     }
     s
@@ -419,38 +479,35 @@ fn baseline_verdict(b: &crate::baseline::BaselineSummary) -> String {
     }
 }
 
-/// The comparison with the baseline: every REGRESSION with its diff, then the NEW cases and
-/// STALE snapshots one line each, then the totals.
-fn baseline(b: &crate::baseline::BaselineSummary, cases: &[CaseRecord]) -> String {
-    use crate::baseline::Comparison;
+/// The comparison with the baseline: every REGRESSION (case id, diff as shown, whether its
+/// inputs changed, in run order) with its diff, then the NEW cases and STALE snapshots one line
+/// each, then the totals.
+fn baseline(
+    b: &crate::baseline::BaselineSummary,
+    regressions: &[(String, String, bool)],
+) -> String {
     let mut s = String::new();
-    for c in cases {
-        if let Some(Comparison::Regression {
-            diff,
-            input_changed,
-        }) = &c.baseline
-        {
-            s.push_str(&format!("\nREGRESSION {}\n", c.id));
-            s.push_str(&format!(
-                "  snapshot:    {}\n",
-                visible(
-                    &std::path::Path::new(&b.dir)
-                        .join(crate::baseline::file_name(&c.id))
-                        .display()
-                        .to_string()
-                )
-            ));
-            if *input_changed {
-                s.push_str(
-                    "  the case's inputs changed too (memcert's catalog changed since the snapshot)\n",
-                );
-            }
-            s.push_str("  diff (-baseline +actual):\n");
-            for line in super::clip_diff(diff, MAX_DIFF_LINES).lines() {
-                // Backslashes doubled too, so a changed `\t` (two characters) never looks like
-                // a tab.
-                s.push_str(&format!("    {}\n", visible(&line.replace('\\', "\\\\"))));
-            }
+    for (id, diff, input_changed) in regressions {
+        s.push_str(&format!("\nREGRESSION {id}\n"));
+        s.push_str(&format!(
+            "  snapshot:    {}\n",
+            visible(
+                &std::path::Path::new(&b.dir)
+                    .join(crate::baseline::file_name(id))
+                    .display()
+                    .to_string()
+            )
+        ));
+        if *input_changed {
+            s.push_str(
+                "  the case's inputs changed too (memcert's catalog changed since the snapshot)\n",
+            );
+        }
+        s.push_str("  diff (-baseline +actual):\n");
+        for line in diff.lines() {
+            // Backslashes doubled too, so a changed `\t` (two characters) never looks like
+            // a tab.
+            s.push_str(&format!("    {}\n", visible(&line.replace('\\', "\\\\"))));
         }
     }
     if !b.new.is_empty() {
@@ -588,8 +645,7 @@ fn visible(line: &str) -> String {
     super::escape::terminal(line)
 }
 
-fn table(cases: &[CaseRecord]) -> String {
-    let by = super::by_category(cases);
+fn table(by: &BTreeMap<String, BTreeMap<Verdict, usize>>) -> String {
     let cols = super::COLUMNS;
     let mut s = format!("{:<12}", "category");
     for v in cols {
@@ -597,7 +653,7 @@ fn table(cases: &[CaseRecord]) -> String {
     }
     s.push('\n');
     let mut totals: BTreeMap<Verdict, usize> = BTreeMap::new();
-    for (cat, counts) in &by {
+    for (cat, counts) in by {
         s.push_str(&format!("{cat:<12}"));
         for v in cols {
             let n = counts.get(&v).copied().unwrap_or(0);
@@ -729,6 +785,23 @@ verdict: NOT CERTIFIED (1 UNSAFE)\n";
             render_with(&summary, &cases, true),
             format!("{head}{every_case}{tail}")
         );
+        // As a reporter it keeps only its digest of the cases as they come, and writes the same.
+        for (verbose, want) in [
+            (false, format!("{head}{tail}")),
+            (true, format!("{head}{every_case}{tail}")),
+        ] {
+            let mut t = Terminal::new(Vec::new()).verbose(verbose);
+            t.event(&Event::Started {
+                target: "t",
+                profile: Profile::Docs,
+                total: 3,
+            });
+            for c in &cases {
+                t.event(&Event::CaseFinished(c));
+            }
+            t.event(&Event::Finished(&summary));
+            assert_eq!(String::from_utf8(t.out).unwrap(), want);
+        }
         let gated = summary.gated(&[Verdict::Fail]);
         let gated_text = render(&gated, &cases);
         assert!(
