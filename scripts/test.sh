@@ -111,7 +111,7 @@ for target in vpath tool_input command_sequence differential_reference; do
 done
 # The template of fuzz/README.md over its deliberately flawed handler must crash, with the story
 # of its flaw, within 200 runs from the differential_reference seeds (with seed 1 it crashes on
-# the third input, about 1 s; fuzz/README.md).
+# its fourth run, a seed, in about 1 s; fuzz/README.md).
 example="$(mktemp -d)"
 mkdir "$example/corpus"
 if cargo +nightly fuzz run -O -a differential_example "$example/corpus" seeds/differential_reference -- \
