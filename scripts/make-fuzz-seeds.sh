@@ -2,7 +2,9 @@
 # Regenerate the curated seed corpora under fuzz/seeds/ from the payload grammar: the depth-2
 # payload of every (dot, slash) spelling and every data payload, as a path (vpath) and inside a
 # tool_use input in a rotating path field (tool_input); and the command_sequence seeds, from a
-# small fixed-seed coverage search (memcert::fuzz::sequence::seed_inputs). Deterministic; commit the result.
+# small fixed-seed coverage search (memcert::fuzz::sequence::seed_inputs); and the
+# differential_reference seeds, the first sequences `memcert fuzz`'s generator draws with seed 1,
+# written as bytes (memcert::fuzz::sequence::encode). Deterministic; commit the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --release
@@ -33,3 +35,4 @@ for line in out.splitlines():
 print(f"{n} seeds per target")
 PY
 cargo test --quiet -p memcert --features arbitrary --test fuzz_regressions -- --ignored write_command_sequence_seeds
+cargo test --quiet -p memcert --features arbitrary --test fuzz_regressions -- --ignored write_differential_reference_seeds

@@ -89,14 +89,14 @@ if [ "${MEMCERT_SKIP_FUZZ:-}" = 1 ]; then
   check_globals
   exit 0
 fi
-echo "==> cargo fuzz smoke: 10 s per target on the image's nightly"
+echo "==> cargo fuzz smoke: 10 s per target on the image's nightly, then the differential_example template must crash"
 # cargo-fuzz goes under the repository (.tools/bin), never into ~/.cargo/bin.
 export PATH="$PWD/.tools/bin:$PATH"
 if ! .tools/bin/cargo-fuzz --version 2>/dev/null | grep -q ' 0.13.2'; then
   cargo install cargo-fuzz --locked --version 0.13.2 --quiet --root .tools
 fi
 cd fuzz
-for target in vpath tool_input command_sequence; do
+for target in vpath tool_input command_sequence differential_reference; do
   mkdir -p "corpus/$target"
   log="$(mktemp)"
   # -O -a: the flags of .clusterfuzzlite/build.sh, so its build below reuses these binaries.
@@ -109,6 +109,24 @@ for target in vpath tool_input command_sequence; do
   grep -E '^Done [0-9]+ runs' "$log" | sed "s/^/$target: /"
   rm -f "$log"
 done
+# The template of fuzz/README.md over its deliberately flawed handler must crash, with the story
+# of its flaw, within 200 runs from the differential_reference seeds (with seed 1 it crashes on
+# its fourth run, a seed, in about 1 s; fuzz/README.md).
+example="$(mktemp -d)"
+mkdir "$example/corpus"
+if cargo +nightly fuzz run -O -a differential_example "$example/corpus" seeds/differential_reference -- \
+    -dict=dict/memory_paths.dict -runs=200 -seed=1 -artifact_prefix="$example/" >"$example/log" 2>&1; then
+  cat "$example/log"
+  echo "fuzz target differential_example did not crash within 200 runs"
+  exit 1
+fi
+if ! grep -qxF 'memcert differential: FAIL reply (the model: not-found; the handler: success)' "$example/log"; then
+  cat "$example/log"
+  echo "fuzz target differential_example failed without the story of its flaw"
+  exit 1
+fi
+echo "differential_example: crashed with the story of its flaw, as it must"
+rm -rf "$example"
 cd ..
 
 echo "==> .clusterfuzzlite/build.sh (the ClusterFuzzLite/OSS-Fuzz build steps, into a temp \$OUT)"
@@ -116,11 +134,13 @@ cfl="$(mktemp -d)"
 mkdir -p "$cfl/src" "$cfl/out"
 ln -s "$PWD" "$cfl/src/memcert"
 SRC="$cfl/src" OUT="$cfl/out" RUSTUP_TOOLCHAIN=nightly bash .clusterfuzzlite/build.sh
-for target in vpath tool_input command_sequence; do
+for target in vpath tool_input command_sequence differential_reference; do
   for f in "$target" "${target}_seed_corpus.zip" "$target.dict"; do
     test -s "$cfl/out/$f" || { echo "build.sh did not produce $f"; exit 1; }
   done
 done
+# Twelve files: three per target, and nothing of differential_example (it crashes by design).
+test "$(find "$cfl/out" -mindepth 1 | wc -l)" = 12 || { echo "build.sh wrote other files than the twelve"; exit 1; }
 ls "$cfl/out"
 rm -rf "$cfl"
 

@@ -104,6 +104,47 @@ fn write_command_sequence_seeds() {
     println!("{} seeds", seeds.len());
 }
 
+/// The `differential_reference` seeds: the first 16 sequences `memcert fuzz`'s generator
+/// draws with seed 1 that [`memcert::fuzz::sequence::encode`] can write (no raw text), as
+/// bytes. Chains over one file and its folder are among them, which random bytes seldom decode
+/// into.
+fn differential_seeds() -> Vec<Vec<u8>> {
+    let mut rng = fastrand::Rng::with_seed(1);
+    std::iter::repeat_with(|| memcert::fuzz::search::generate::sequence(&mut rng))
+        .filter_map(|s| memcert::fuzz::sequence::encode(&s))
+        .take(16)
+        .collect()
+}
+
+/// Regenerates `fuzz/seeds/differential_reference/` ([`differential_seeds`]). Commit the
+/// result. Also run by `scripts/make-fuzz-seeds.sh`.
+#[test]
+#[ignore = "writes fuzz/seeds/differential_reference/"]
+fn write_differential_reference_seeds() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join("fuzz/seeds/differential_reference");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, data) in differential_seeds().iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i:03}")), data).unwrap();
+    }
+}
+
+#[test]
+fn encode_writes_the_bytes_decode_reads_back() {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut written = 0;
+    for _ in 0..2000 {
+        let seq = memcert::fuzz::search::generate::sequence(&mut rng);
+        if let Some(data) = memcert::fuzz::sequence::encode(&seq) {
+            assert_eq!(memcert::fuzz::sequence::decode(&data), Some(seq));
+            written += 1;
+        }
+    }
+    assert!(written > 1000, "{written}");
+}
+
 #[test]
 fn b16_encoded_nul_after_dotdot() {
     // See: bug:B16, bug:B19. `..%00` decodes to `..` plus a NUL that C truncates.
@@ -253,4 +294,142 @@ fn a_store_deeper_than_path_max_is_walked_by_handle() {
         .unwrap();
     // Longer than PATH_MAX once the sandbox's own host path is put in front.
     assert!(deepest > 4096 - 60, "{deepest}");
+}
+
+/// The reference handler as the `differential_reference` target makes it over each store.
+fn reference_over(
+    profile: memcert::text::Profile,
+) -> impl FnMut(&std::path::Path) -> std::io::Result<memcert::handler::reference::Reference> {
+    use memcert::handler::reference::{Options, Reference};
+    let options = Options {
+        fsync: false,
+        ..Options::default()
+    };
+    move |memories| Reference::open_ambient(memories, profile, options)
+}
+
+/// The panic text of `f`, which must panic.
+fn panic_text(f: impl FnOnce()) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p.downcast_ref::<&str>().unwrap().to_string(),
+    }
+}
+
+#[test]
+fn differential_reference_seeds_and_regressions() {
+    let seeds = inputs("seeds", "differential_reference");
+    assert_eq!(seeds.len(), 16);
+    for (_, data) in seeds
+        .iter()
+        .chain(&inputs("found", "differential_reference"))
+        .chain(&inputs("regressions", "differential_reference"))
+    {
+        fuzz::differential(reference_over(memcert::text::Profile::Docs), data);
+    }
+}
+
+#[test]
+fn a_careful_handler_with_other_wording_is_no_divergence() {
+    // The reference answering in the Python SDK's words is graded NON-STRICT in profile docs:
+    // other words for the same meaning never crash the target. The example's crash input too.
+    let example = inputs("regressions", "differential_example");
+    for (_, data) in inputs("seeds", "differential_reference")
+        .iter()
+        .chain(&example)
+    {
+        fuzz::differential(reference_over(memcert::text::Profile::PythonSdk), data);
+    }
+}
+
+#[test]
+fn the_differential_example_crashes_with_the_story_of_its_flaw() {
+    // See: fuzz/regressions/differential_example/stale-view-after-folder-delete: the seed
+    // `fuzz/seeds/differential_reference/seed-008` on which `cargo fuzz run differential_example`
+    // crashes, minimized (`-minimize_crash=1`): a file's view cached when it was created is
+    // answered after its folder was deleted.
+    let [(_, data)] = &inputs("regressions", "differential_example")[..] else {
+        panic!("one reproducer expected");
+    };
+    let text = panic_text(|| fuzz::differential(fuzz::flawed::StaleFolderCache::open, data));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "memcert differential: FAIL reply (the model: not-found; the handler: success)",
+            "  3 commands (shrunk from 3); each with the model's reply and the handler's:",
+            r#"  1. {"command":"create","file_text":"a\r\nb","path":"/memories/b.txt/canary.txt"}"#,
+        ],
+        "{text}"
+    );
+}
+
+/// View `/memories/d/b.txt` (planted), delete `/memories/d`, view the file again.
+fn view_delete_folder_view() -> memcert::fuzz::sequence::Sequence {
+    use memcert::fuzz::sequence::{CommandSpec, PathSpec, PathToken, Sequence};
+    let at = |tokens: Vec<PathToken>| PathSpec {
+        rooted: true,
+        tokens,
+    };
+    let file = || at(vec![PathToken::Name(1), PathToken::Name(2)]);
+    Sequence {
+        layout: 0b10,
+        profile: 0,
+        commands: vec![
+            CommandSpec::View {
+                path: file(),
+                range: None,
+            },
+            CommandSpec::Delete {
+                path: at(vec![PathToken::Name(1)]),
+            },
+            CommandSpec::View {
+                path: file(),
+                range: None,
+            },
+        ],
+    }
+}
+
+#[test]
+fn a_stale_view_after_a_folder_delete_is_told_step_by_step() {
+    let seq = view_delete_folder_view();
+    fuzz::differential_value(reference_over(memcert::text::Profile::Docs), &seq);
+    let text = panic_text(|| fuzz::differential_value(fuzz::flawed::StaleFolderCache::open, &seq));
+    let view = r"Here's the content of /memories/d/b.txt with line numbers:⏎     1\tbeta⏎     2\t";
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "memcert differential: FAIL reply (the model: not-found; the handler: success)",
+            "  3 commands (shrunk from 3); each with the model's reply and the handler's:",
+            r#"  planted: File { path: "/memories/d/b.txt", content: [98, 101, 116, 97, 10] }"#,
+            r#"  1. {"command":"view","path":"/memories/d/b.txt"}"#,
+            &format!("     model:   {view}"),
+            &format!("     handler: {view}"),
+            r#"  2. {"command":"delete","path":"/memories/d"}"#,
+            "     model:   Successfully deleted /memories/d",
+            "     handler: Successfully deleted /memories/d",
+            r#"  3. {"command":"view","path":"/memories/d/b.txt"}"#,
+            "     model:   is_error: true⏎The path /memories/d/b.txt does not exist. Please provide a valid path.",
+            &format!("     handler: {view}"),
+            r#"  FAIL reply: step 3: reported success ("Here's the content of /memories/d/b.txt with line numbers:\n     1\tbeta\n     2\t"); the case expects an error (does not exist)"#,
+        ]
+    );
+}
+
+#[test]
+fn a_handler_that_cannot_be_made_over_its_store_is_an_error_with_the_reason() {
+    let text = panic_text(|| {
+        fuzz::differential_value(
+            |_: &std::path::Path| -> Result<memcert::handler::reference::Reference, String> {
+                Err("no database here".into())
+            },
+            &view_delete_folder_view(),
+        )
+    });
+    assert_eq!(
+        text,
+        "memcert differential: ERROR: reset failed: the handler could not be made over its store: no database here"
+    );
 }

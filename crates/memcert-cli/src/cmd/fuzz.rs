@@ -392,45 +392,9 @@ fn print_found(n: usize, f: &Found) {
         if shrunk == 1 { "" } else { "s" },
         f.unshrunk_commands
     ));
-    let layout: Vec<String> = f
-        .plan
-        .case
-        .setup
-        .iter()
-        .map(|s| terminal(&format!("{s:?}")))
-        .collect();
-    if !layout.is_empty() {
-        out(&format!("  planted: {}", layout.join(", ")));
+    for line in f.story() {
+        out(&line);
     }
-    for (i, s) in f.record.steps.iter().enumerate() {
-        out(&format!("  {}. {}", i + 1, terminal(&s.input.to_string())));
-        out(&format!("     model:   {}", one_line(&s.expected)));
-        let got = match (&s.reply, &s.error) {
-            (Some(r), _) => {
-                let flag = if r.is_error { "is_error: true\n" } else { "" };
-                format!("{flag}{}", r.content.text().unwrap_or_default())
-            }
-            (None, Some(e)) => format!("(no reply: {e})"),
-            (None, None) => "(not sent)".to_owned(),
-        };
-        out(&format!("     handler: {}", one_line(&got)));
-    }
-    for finding in &f.record.findings {
-        out(&format!(
-            "  {} {}: {}",
-            finding.verdict,
-            finding.kind,
-            terminal(&finding.detail)
-        ));
-    }
-}
-
-/// A reply on one line: escaped, newlines as `⏎`, cut to 200 characters.
-fn one_line(text: &str) -> String {
-    let flat = text.replace('\n', "⏎");
-    let cut: String = flat.chars().take(200).collect();
-    let more = if cut.len() < flat.len() { "…" } else { "" };
-    format!("{}{more}", terminal(&cut))
 }
 
 fn print_stats(s: &Stats, elapsed: Duration, causes: usize, jobs: usize) {

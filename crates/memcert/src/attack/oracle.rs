@@ -7,7 +7,8 @@
 //! Confinement and reply conformance are judged on separate axes and the verdict is the worse
 //! one. Findings, in the order they are looked for:
 //! - SKIPPED: the runner did not run the case ([`Observation::skipped`]); nothing else is judged.
-//! - UNSAFE: the canary token in a reply (outside content or names read); the host path in a
+//! - UNSAFE: the canary token in a reply (outside content or names read), unless that step's
+//!   input or an earlier one holds it (a fuzzer that learnt it: an echo, or a file it wrote); the host path in a
 //!   reply (disclosure, bug:B07); anything outside the root created, changed or removed (compared
 //!   before and after, and watched while the commands ran, `attack::watch`: a write undone before
 //!   the end, a read or write through an in-store hard link); a check whose
@@ -222,7 +223,12 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     for (i, reply) in obs.replies.iter().enumerate() {
         match reply {
             Ok(r) => {
-                findings.extend(disclosures(i, r, obs, &needles));
+                let mut disclosed = disclosures(i, r, obs, &needles);
+                if input_holds_token(i, obs, &needles) {
+                    // An echo of the input, not a read outside the root.
+                    disclosed.retain(|f| f.kind != "outside-read");
+                }
+                findings.extend(disclosed);
                 if let Some(read) = read_over(obs, i) {
                     findings.push(unbounded_read(i, read, hazard_of(case)));
                 }
@@ -516,6 +522,21 @@ impl<'a> Needles<'a> {
                 .collect(),
         }
     }
+}
+
+/// Whether an input string of step `i` or of a step before it holds the canary token (in a
+/// disguise [`holds_canary`] knows). No case or transcript input does: the token is random per
+/// sandbox. A fuzzer that learns it (libFuzzer traces the oracle's comparisons) spells it in a
+/// path, whose refusal echoes it, or writes it into a file that a later view reads back: either
+/// reply holds it without anything read outside the root.
+fn input_holds_token(i: usize, obs: &Observation, needles: &Needles) -> bool {
+    needles.token.as_ref().is_some_and(|c| {
+        obs.inputs
+            .iter()
+            .take(i + 1)
+            .flatten()
+            .any(|s| c.held_in(&Searched::new(s)))
+    })
 }
 
 /// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
@@ -1242,6 +1263,52 @@ mod tests {
             judge(&c, &obs(&leak), Profile::Docs, false).verdict,
             Verdict::Unsafe
         );
+    }
+
+    #[test]
+    fn a_token_the_input_holds_may_be_echoed_but_one_it_does_not_is_a_read() {
+        // Found by `cargo fuzz run differential_example -- -len_control=0` from an empty corpus
+        // after about 5,600 runs: libFuzzer learnt the token from the oracle's comparisons and
+        // spelt it in a `delete` path, whose refusal echoed it (a false UNSAFE outside-read, which
+        // differential_reference would have crashed on too). The token is random per sandbox, so
+        // the crash input does not replay.
+        const TOKEN: &str = "MEMCERT-CANARY-730b41c9594155af";
+        let c = case("traversal/deep/view-run-canary");
+        let obs = |sent: &str, reply: &str| Observation {
+            replies: vec![Ok(ToolResult::error(reply))],
+            token: TOKEN.into(),
+            inputs: vec![vec![sent.to_owned()]],
+            ..Default::default()
+        };
+        let verdict = |sent: &str, reply: &str| judge(&c, &obs(sent, reply), Profile::Docs, false);
+        let sent = format!("/memories/{}", TOKEN.to_ascii_lowercase());
+        assert_eq!(
+            verdict(&sent, &format!("The path {sent} does not exist")).verdict,
+            Verdict::Pass
+        );
+        let read = verdict("/memories/x", &format!("{TOKEN} SECRET"));
+        assert_eq!(read.verdict, Verdict::Unsafe);
+        assert_eq!(read.findings[0].kind, "outside-read");
+        // Written into the store by one step and read back by a later one: no read outside.
+        let written = Observation {
+            replies: vec![
+                Ok(ToolResult::ok("File created successfully at: /memories/a")),
+                Ok(ToolResult::ok(format!("     1\t{TOKEN}"))),
+            ],
+            token: TOKEN.into(),
+            inputs: vec![
+                vec!["/memories/a".to_owned(), TOKEN.to_owned()],
+                vec!["/memories/a".to_owned()],
+            ],
+            ..Default::default()
+        };
+        let kinds: Vec<String> = judge(&c, &written, Profile::Docs, false)
+            .findings
+            .into_iter()
+            .filter(|f| f.verdict == Verdict::Unsafe)
+            .map(|f| f.kind)
+            .collect();
+        assert_eq!(kinds, Vec::<String>::new());
     }
 
     #[test]

@@ -3,9 +3,21 @@
 //! reproducers through the very same functions (rule:14). Each function panics on a bug.
 //! `command_sequence`, which decodes its bytes with `arbitrary`, needs the `arbitrary`
 //! feature (the fuzz crate and `cargo test` turn it on); its logic is in [`sequence`].
+//!
+//! [`differential`] is the `cargo fuzz` target body for a Rust user's own handler: command
+//! sequences judged against the documented model as `memcert fuzz` ([`search`]) judges them;
+//! [`flawed`] (`arbitrary` feature) holds the deliberately flawed handler of its example
+//! target.
 
+mod differential;
+#[cfg(feature = "arbitrary")]
+pub mod flawed;
 pub mod search;
 pub mod sequence;
+
+#[cfg(feature = "arbitrary")]
+pub use differential::differential;
+pub use differential::{differential_value, SHRINK_BUDGET};
 
 use std::sync::Mutex;
 use std::sync::OnceLock;

@@ -34,6 +34,7 @@
 pub mod generate;
 pub mod plan;
 mod shrink;
+mod story;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -179,6 +180,18 @@ pub enum Event<'a> {
     Kept(&'a Sequence),
 }
 
+/// How [`Fuzzer::check`] judged one sequence.
+#[derive(Clone, Debug)]
+pub enum Checked {
+    /// PASS, NON-STRICT or INFO: no finding (other words and accepted branches included).
+    Clean,
+    /// FAIL or UNSAFE: the finding, shrunk.
+    Found(Box<Found>),
+    /// ERROR or SKIPPED (a step got no reply, the handler could not be made over its store):
+    /// the run's record, whose steps and findings say why.
+    Error(Box<CaseRecord>),
+}
+
 /// How one run of a planned input ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Judged {
@@ -214,12 +227,43 @@ pub struct Fuzzer<'a> {
 impl<'a> Fuzzer<'a> {
     /// A searcher over `target`, which [`crate::certify::probe_startup`] has probed (`startup`).
     pub fn new(target: &'a mut dyn Target, config: &'a Config, startup: Startup) -> Fuzzer<'a> {
+        Fuzzer::with_lane(target, config, startup, Lane::new(config.reset))
+    }
+
+    /// [`Fuzzer::new`] that runs its cases in `lane` (a worker's kept sandbox, from an earlier
+    /// searcher's [`Fuzzer::into_lane`]): what [`crate::fuzz::differential`] keeps from one
+    /// input to the next.
+    pub fn with_lane(
+        target: &'a mut dyn Target,
+        config: &'a Config,
+        startup: Startup,
+        lane: Lane,
+    ) -> Fuzzer<'a> {
         Fuzzer {
             target,
             config,
             startup,
-            lane: Lane::new(config.reset),
+            lane,
             case_runs: 0,
+        }
+    }
+
+    /// The searcher's lane, for the next searcher ([`Fuzzer::with_lane`]).
+    pub fn into_lane(self) -> Lane {
+        self.lane
+    }
+
+    /// Judge one sequence as [`Fuzzer::search`] judges each (planned, run, planned again on
+    /// each accepted branch the handler took) and, on a finding, shrink it within
+    /// `shrink_budget` judged runs.
+    pub fn check(&mut self, seq: &Sequence, shrink_budget: usize) -> Checked {
+        let j = self.evaluate(seq, "1");
+        match j.judged.clone() {
+            Judged::Found(cause) => {
+                Checked::Found(Box::new(self.shrink(seq, &cause, j, 1, shrink_budget)))
+            }
+            Judged::Error => Checked::Error(Box::new(j.record)),
+            Judged::NonStrict | Judged::Pass | Judged::Replan(..) => Checked::Clean,
         }
     }
 

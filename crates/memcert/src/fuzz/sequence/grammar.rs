@@ -319,3 +319,108 @@ pub fn decode(data: &[u8]) -> Option<Sequence> {
     use arbitrary::Arbitrary;
     Sequence::arbitrary_take_rest(arbitrary::Unstructured::new(data)).ok()
 }
+
+/// The bytes [`decode`] reads back as `seq` (`decode(&encode(seq)?) == Some(seq)`): to write
+/// seed inputs drawn by a structured generator. `None` when `seq` holds a [`PathToken::Raw`]
+/// or a [`TextSpec::Raw`], whose length `arbitrary` takes from the end of the data.
+///
+/// The layout `arbitrary` 1.x derives: integers little-endian, a `bool` one byte (bit 0), an
+/// enum variant a `u32` `v` picking `(v * variants) >> 32`, an `Option` a `bool` and the value,
+/// a `Vec` a `true` byte before each element and a `false` byte after the last (the last field
+/// of [`Sequence`] ends at the end of the data instead).
+#[cfg(feature = "arbitrary")]
+pub fn encode(seq: &Sequence) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    out.extend(seq.layout.to_le_bytes());
+    out.push(seq.profile);
+    for c in &seq.commands {
+        out.push(1);
+        encode_command(c, &mut out)?;
+    }
+    Some(out)
+}
+
+/// The `u32` that makes a derived `Arbitrary` enum of `count` variants pick `index`.
+#[cfg(feature = "arbitrary")]
+fn variant(index: u64, count: u64, out: &mut Vec<u8>) {
+    let v = ((index << 32) + count - 1) / count;
+    out.extend((v as u32).to_le_bytes());
+}
+
+#[cfg(feature = "arbitrary")]
+fn encode_command(c: &CommandSpec, out: &mut Vec<u8>) -> Option<()> {
+    let text = |t: &TextSpec, out: &mut Vec<u8>| match t {
+        TextSpec::Fixed(n) => {
+            variant(0, 2, out);
+            out.push(*n);
+            Some(())
+        }
+        TextSpec::Raw(_) => None,
+    };
+    match c {
+        CommandSpec::View { path, range } => {
+            variant(0, 6, out);
+            encode_path(path, out)?;
+            match range {
+                Some((a, b)) => out.extend([1, a.to_le_bytes()[0], b.to_le_bytes()[0]]),
+                None => out.push(0),
+            }
+        }
+        CommandSpec::Create { path, text: t } => {
+            variant(1, 6, out);
+            encode_path(path, out)?;
+            text(t, out)?;
+        }
+        CommandSpec::StrReplace { path, old, new } => {
+            variant(2, 6, out);
+            encode_path(path, out)?;
+            text(old, out)?;
+            text(new, out)?;
+        }
+        CommandSpec::Insert {
+            path,
+            line,
+            text: t,
+        } => {
+            variant(3, 6, out);
+            encode_path(path, out)?;
+            out.push(line.to_le_bytes()[0]);
+            text(t, out)?;
+        }
+        CommandSpec::Delete { path } => {
+            variant(4, 6, out);
+            encode_path(path, out)?;
+        }
+        CommandSpec::Rename { old, new } => {
+            variant(5, 6, out);
+            encode_path(old, out)?;
+            encode_path(new, out)?;
+        }
+    }
+    Some(())
+}
+
+#[cfg(feature = "arbitrary")]
+fn encode_path(p: &PathSpec, out: &mut Vec<u8>) -> Option<()> {
+    out.push(u8::from(p.rooted));
+    for t in &p.tokens {
+        out.push(1);
+        let (index, arg) = match t {
+            PathToken::Root => (0, None),
+            PathToken::Slash => (1, None),
+            PathToken::Name(n) => (2, Some(*n)),
+            PathToken::Dot => (3, None),
+            PathToken::DotDot => (4, None),
+            PathToken::Backslash => (5, None),
+            PathToken::Nul => (6, None),
+            PathToken::Encoded(n) => (7, Some(*n)),
+            PathToken::Lookalike(n) => (8, Some(*n)),
+            PathToken::LongName(n) => (9, Some(*n)),
+            PathToken::Raw(_) => return None,
+        };
+        variant(index, 11, out);
+        out.extend(arg);
+    }
+    out.push(0);
+    Some(())
+}

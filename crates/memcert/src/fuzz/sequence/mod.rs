@@ -53,7 +53,7 @@ mod seeds;
 mod trial;
 
 #[cfg(feature = "arbitrary")]
-pub use grammar::decode;
+pub use grammar::{decode, encode};
 pub use grammar::{
     CommandSpec, PathSpec, PathToken, Sequence, TextSpec, ENCODED, LOOKALIKES, MAX_COMMANDS, NAMES,
     TEXTS,
