@@ -7,6 +7,7 @@
 //! traversal grammar ([`PathToken`]), a name that collides with another under a common
 //! normalisation ([`COLLIDING`]) or a planted hazard ([`LAYOUT`](super::super::sequence::LAYOUT)).
 
+use super::plan::{DEVICE_BIT, DEVICE_PATH, NFD_LINK_BIT, NFD_LINK_PATH};
 use crate::fuzz::sequence::{
     CommandSpec, PathSpec, PathToken, Plant, Sequence, TextSpec, LAYOUT, MAX_COMMANDS,
 };
@@ -404,6 +405,7 @@ pub fn drawable(seq: &Sequence) -> bool {
             || COLLIDING.contains(&t)
             || TWINS.iter().any(|(a, b)| *a == t || *b == t)
             || LAYOUT.iter().any(|p| planted_path(p) == t)
+            || [DEVICE_PATH, NFD_LINK_PATH].contains(&t)
     };
     let path_ok = |p: &PathSpec| {
         p.tokens.len() <= MAX_TOKENS
@@ -427,8 +429,19 @@ pub fn drawable(seq: &Sequence) -> bool {
 }
 
 /// The [`LAYOUT`] bits of the planted links, FIFO and hard link: `in`, `rel`, `out`, `d/up`,
-/// `dang`, `fifo`, `hard.txt`, `d/e/loop`.
-const HAZARD_BITS: [usize; 8] = [2, 3, 4, 5, 6, 7, 8, 12];
+/// `dang`, `fifo`, `hard.txt`, `d/e/loop`; then the search's own hazards beyond the layout, a
+/// character device ([`DEVICE_BIT`]) and a link under an NFD name ([`NFD_LINK_BIT`]).
+const HAZARD_BITS: [usize; 10] = [2, 3, 4, 5, 6, 7, 8, 12, DEVICE_BIT, NFD_LINK_BIT];
+
+/// The path a hazard chain works on for layout bit `bit`: the [`LAYOUT`] item's, or the
+/// search's own hazard's.
+fn hazard_path(bit: usize) -> &'static str {
+    match bit {
+        DEVICE_BIT => DEVICE_PATH,
+        NFD_LINK_BIT => NFD_LINK_PATH,
+        _ => LAYOUT.get(bit).map_or(DEVICE_PATH, planted_path),
+    }
+}
 
 /// The virtual path a [`LAYOUT`] item plants.
 fn planted_path(p: &Plant) -> &'static str {
@@ -451,7 +464,7 @@ fn hazard_chain(rng: &mut fastrand::Rng) -> Sequence {
     let bit = HAZARD_BITS[rng.usize(..HAZARD_BITS.len())];
     let at = PathSpec {
         rooted: false,
-        tokens: vec![PathToken::Raw(planted_path(&LAYOUT[bit]).to_owned())],
+        tokens: vec![PathToken::Raw(hazard_path(bit).to_owned())],
     };
     let mut commands = Vec::new();
     for _ in 0..rng.usize(2..=4) {
@@ -608,8 +621,11 @@ mod tests {
         let hazards: Vec<usize> = (0..LAYOUT.len())
             .filter(|&i| !matches!(LAYOUT[i], Plant::File(..) | Plant::Dir(_)))
             .collect();
-        assert_eq!(hazards, HAZARD_BITS);
+        assert_eq!(hazards, HAZARD_BITS[..8]);
         assert_eq!(planted_path(&LAYOUT[8]), "/memories/hard.txt");
+        assert_eq!(LAYOUT.len(), DEVICE_BIT);
+        assert_eq!(hazard_path(DEVICE_BIT), "/memories/zero");
+        assert_eq!(hazard_path(NFD_LINK_BIT), "/memories/cafe\u{301}");
     }
 
     /// Drawn and mutated sequences are drawable; one with an unknown raw spelling (a traversal

@@ -120,6 +120,73 @@ fn planted(item: &Plant) -> (Fs, &'static str, Entry) {
     }
 }
 
+/// [`Sequence::layout`] bit of a character device 1:5 (a `/dev/zero`, reads never end) at
+/// [`DEVICE_PATH`] (bug:B17). The search plants it beyond [`LAYOUT`] (the `cargo fuzz` harness
+/// does not), and only where [`devices_plantable`] says a planted device can be opened.
+pub const DEVICE_BIT: usize = 14;
+/// Where [`DEVICE_BIT`] plants the device.
+pub const DEVICE_PATH: &str = "/memories/zero";
+/// [`Sequence::layout`] bit of a link to the outside folder under a decomposed (NFD) name,
+/// [`NFD_LINK_PATH`], beside a real folder of the composed (NFC) spelling `café`: a handler
+/// that checks the NFC form and opens the raw one follows the link unseen (bug:B24). Beyond
+/// [`LAYOUT`], as [`DEVICE_BIT`].
+pub const NFD_LINK_BIT: usize = 15;
+/// Where [`NFD_LINK_BIT`] plants the link: `cafe` and U+0301.
+pub const NFD_LINK_PATH: &str = "/memories/cafe\u{301}";
+/// The real folder [`NFD_LINK_BIT`] plants beside the link: `caf` and U+00E9.
+const NFC_DIR_PATH: &str = "/memories/caf\u{e9}";
+
+/// The setup and model entries of an extra layout bit ([`DEVICE_BIT`], [`NFD_LINK_BIT`]); none
+/// for any other bit, or for the device where none can be planted.
+fn extra(bit: usize) -> Vec<(Fs, &'static str, Entry)> {
+    match bit {
+        DEVICE_BIT if devices_plantable() => {
+            let (major, minor) = memcert_cases::scenarios::CHAR_DEVICE_NUMBER;
+            vec![(
+                Fs::CharDevice {
+                    path: DEVICE_PATH.into(),
+                    major,
+                    minor,
+                },
+                DEVICE_PATH,
+                Entry::Special,
+            )]
+        }
+        NFD_LINK_BIT => vec![
+            planted(&Plant::Dir(NFC_DIR_PATH)),
+            planted(&Plant::LinkOutside(NFD_LINK_PATH, "")),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether this process can plant a character device that opens as one, checked once: a
+/// `mknod` of 1:5 in a fresh temporary folder (made and removed by handle) on a filesystem not
+/// mounted `nodev`, the folder `certify`'s sandboxes are made in. Without `CAP_MKNOD` (not
+/// root) the search never plants [`DEVICE_BIT`], as `certify` SKIPs its device cases.
+pub fn devices_plantable() -> bool {
+    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAN.get_or_init(|| {
+        let Ok(tmp) = crate::scratch::Scratch::new("memcert-device-probe-") else {
+            return false;
+        };
+        let nodev = rustix::fs::statvfs(tmp.path()).map_or(true, |s| {
+            s.f_flag.contains(rustix::fs::StatVfsMountFlags::NODEV)
+        });
+        let (major, minor) = memcert_cases::scenarios::CHAR_DEVICE_NUMBER;
+        let made = rustix::fs::mknodat(
+            tmp.dir(),
+            "zero",
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            rustix::fs::makedev(major, minor),
+        )
+        .is_ok();
+        let _ = tmp.remove();
+        !nodev && made
+    })
+}
+
 fn link(path: &str, target: LinkTo) -> Fs {
     Fs::Symlink {
         path: path.into(),
@@ -402,6 +469,19 @@ pub fn plan(
         }
         if model.plant(path, entry).is_ok() {
             setup.push(fs);
+        }
+    }
+    for bit in [DEVICE_BIT, NFD_LINK_BIT] {
+        if black_box || seq.layout & (1 << bit) == 0 {
+            continue;
+        }
+        for (fs, path, entry) in extra(bit) {
+            if !matches!(entry, Entry::File(_) | Entry::Dir(_)) {
+                hazards.push(path);
+            }
+            if model.plant(path, entry).is_ok() {
+                setup.push(fs);
+            }
         }
     }
     let mut steps = Vec::new();
@@ -717,5 +797,58 @@ mod tests {
         assert_eq!(left("/memories/memories/.."), [v(&["memories"])]);
         assert_eq!(left("/memories/a/x\u{0}.md"), [v(&["a"])]);
         assert_eq!(left("/memories/a.txt"), Vec::<Vec<String>>::new());
+    }
+
+    /// The search's own hazards: the device (where one can be planted) is refused as a special
+    /// file; the NFD link sits beside a real NFC folder, and a view through it is refused as a
+    /// link, with either refusal an accepted error.
+    #[test]
+    fn the_extra_hazards_are_planted_and_refused() {
+        let view = |p: &str| CommandSpec::View {
+            path: PathSpec {
+                rooted: false,
+                tokens: vec![PathToken::Raw(p.into())],
+            },
+            range: None,
+        };
+        let seq = Sequence {
+            layout: (1 << DEVICE_BIT) | (1 << NFD_LINK_BIT),
+            profile: 0,
+            commands: vec![
+                view(DEVICE_PATH),
+                view(&format!("{NFD_LINK_PATH}/canary.txt")),
+                view("/memories/caf\u{e9}"),
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
+        let planted: Vec<(&str, &str)> = p
+            .case
+            .setup
+            .iter()
+            .map(|f| match f {
+                Fs::CharDevice { path, .. } => ("device", path.as_str()),
+                Fs::Dir { path } => ("dir", path.as_str()),
+                Fs::Symlink { path, .. } => ("link", path.as_str()),
+                _ => ("other", ""),
+            })
+            .collect();
+        let mut want = vec![
+            ("dir", "/memories/caf\u{e9}"),
+            ("link", "/memories/cafe\u{301}"),
+        ];
+        if devices_plantable() {
+            want.insert(0, ("device", "/memories/zero"));
+            assert_eq!(
+                p.steps[0].outcome,
+                Outcome::UnsupportedFileType {
+                    path: "/memories/zero".into()
+                }
+            );
+        }
+        assert_eq!(planted, want);
+        assert!(p.steps[1].outcome.is_error(), "{:?}", p.steps[1].outcome);
+        assert_eq!(p.steps[2].outcome.kind(), OutcomeKind::ViewDir);
+        let black = plan(&seq, &[], Profile::Docs, "t", true);
+        assert!(black.case.setup.is_empty());
     }
 }
