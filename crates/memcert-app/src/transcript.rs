@@ -173,6 +173,14 @@ pub enum Setup {
         /// Virtual path.
         path: String,
     },
+    /// A character device 1:5, a `/dev/zero` whose reads never end (bug:B17), mode 0666. Only
+    /// this number can be planted: a transcript cannot name a device that reaches anything
+    /// else. Planted only where memcert may `mknod` on a filesystem without `nodev`; elsewhere
+    /// the case is SKIPPED.
+    ZeroDevice {
+        /// Virtual path.
+        path: String,
+    },
     /// A hard link to the outside canary file `outside/<name>` (made, holding the canary
     /// token, when the sandbox has no such file; the sandbox has `canary.txt`, `secret.txt`
     /// and `hard-source.txt`).
@@ -213,6 +221,11 @@ pub fn transcript_of(case: &Case, id: &str, user: &str) -> Option<Transcript> {
                     _ => return None,
                 },
                 Fs::Fifo { path } => Setup::Fifo { path: path.clone() },
+                Fs::CharDevice { path, major, minor }
+                    if (*major, *minor) == memcert::suite::scenarios::CHAR_DEVICE_NUMBER =>
+                {
+                    Setup::ZeroDevice { path: path.clone() }
+                }
                 Fs::HardLinkOutside { path, name } => Setup::HardLinkOutside {
                     path: path.clone(),
                     name: name.clone(),
@@ -310,6 +323,10 @@ impl Setup {
                 target: LinkTo::Raw(target),
             },
             Setup::Fifo { path } => Fs::Fifo { path },
+            Setup::ZeroDevice { path } => {
+                let (major, minor) = memcert::suite::scenarios::CHAR_DEVICE_NUMBER;
+                Fs::CharDevice { path, major, minor }
+            }
             Setup::HardLinkOutside { path, name } => Fs::HardLinkOutside { path, name },
         }
     }
@@ -841,6 +858,41 @@ mod tests {
         })
     }
 
+    /// The zero device reads back as a 1:5 device; a transcript cannot name another number,
+    /// and a case planting one is not written as a transcript.
+    #[test]
+    fn only_the_zero_device_can_be_planted() {
+        let mut v = minimal();
+        v["setup"] = serde_json::json!([{"kind": "zero_device", "path": "/memories/zero"}]);
+        let c = parse(v.clone()).unwrap().to_case();
+        assert_eq!(
+            c.setup,
+            vec![Fs::CharDevice {
+                path: "/memories/zero".into(),
+                major: 1,
+                minor: 5
+            }]
+        );
+        assert!(c.plants_device());
+        assert_eq!(
+            transcript_of(&c, "x", "hi").map(|t| t.setup),
+            Some(vec![Setup::ZeroDevice {
+                path: "/memories/zero".into()
+            }])
+        );
+        v["setup"][0]["major"] = serde_json::json!(1);
+        assert!(parse(v).is_err());
+        let mem = Case {
+            setup: vec![Fs::CharDevice {
+                path: "/memories/mem".into(),
+                major: 1,
+                minor: 1,
+            }],
+            ..c
+        };
+        assert!(transcript_of(&mem, "x", "hi").is_none());
+    }
+
     #[test]
     fn a_minimal_transcript_becomes_a_one_step_case() {
         let t = parse(minimal()).unwrap();
@@ -1022,7 +1074,7 @@ mod tests {
             "{e}"
         );
         let e = refused(serde_json::json!({"kind": "socket", "path": "/memories/s"}));
-        assert!(e.starts_with("t.json: unknown variant `socket`, expected one of `dir`, `file`, `symlink_outside`, `symlink_inside`, `symlink_raw`, `fifo`, `hard_link_outside`"), "{e}");
+        assert!(e.starts_with("t.json: unknown variant `socket`, expected one of `dir`, `file`, `symlink_outside`, `symlink_inside`, `symlink_raw`, `fifo`, `zero_device`, `hard_link_outside`"), "{e}");
         // Inside links may point at the root itself, outside links at a nested canary.
         assert!(parse(with(
             serde_json::json!([
