@@ -342,6 +342,21 @@ fn file_at<'m>(model: &'m Model, input: &Value) -> Option<&'m [u8]> {
 }
 
 /// Whether a folder below `dir` is empty.
+/// Most views of the model's files a black-box plan ends with ([`plan`]).
+pub const END_VIEWS: usize = 8;
+
+/// The virtual paths of the regular files under `dir` (at `at`), in name order, depth first.
+fn files_of(dir: &crate::handler::model::Dir, at: &str, out: &mut Vec<String>) {
+    for (name, e) in dir {
+        let path = format!("{at}/{name}");
+        match e {
+            Entry::File(_) => out.push(path),
+            Entry::Dir(d) => files_of(d, &path, out),
+            _ => {}
+        }
+    }
+}
+
 fn has_empty_dir(dir: &crate::handler::model::Dir) -> bool {
     dir.values().any(|e| match e {
         Entry::Dir(d) => d.is_empty() || has_empty_dir(d),
@@ -448,7 +463,10 @@ fn note(b: Branch, reply: &Reply) -> &'static str {
 ///
 /// In black-box mode (`black_box`) nothing but the commands lays out the store: the layout is
 /// left out, and the model stops following once it holds an empty folder (a handler without
-/// folders of its own has none).
+/// folders of its own has none). No store on disk is checked there: when the model still
+/// follows at the end, the plan ends with a view of each file it holds (plain names, at most
+/// [`END_VIEWS`]), each of whose replies must be the model's (folders are not viewed: a
+/// handler's own store may size them otherwise).
 pub fn plan(
     seq: &Sequence,
     branches: &[Branch],
@@ -555,6 +573,28 @@ pub fn plan(
         {
             known = false;
             break;
+        }
+    }
+    // Black-box mode checks no store on disk: a view of every file the model holds (plain
+    // names, at most END_VIEWS) reads it back through the handler instead.
+    if black_box && known {
+        let mut files = Vec::new();
+        files_of(model.root(), "/memories", &mut files);
+        for path in files.into_iter().filter(|p| plain(p)).take(END_VIEWS) {
+            let input = json!({"command": "view", "path": path});
+            let outcome = model.outcome(&input);
+            let others = others(&outcome, &input, &hazards, false);
+            steps.push(Step {
+                input,
+                accept: vec![Accept {
+                    verdict: Verdict::Pass,
+                    reply: Reply::Exact(outcome.clone()),
+                    profiles: Vec::new(),
+                    note: "as the documented model answers (a view of a file the model holds, at the end: black-box mode)".into(),
+                }],
+                tests_view_format: false,
+            });
+            plans.push(StepPlan { outcome, others });
         }
     }
     let checks = if known {
@@ -887,5 +927,41 @@ mod tests {
             verdicts("e"),
             vec![("/memories/e".to_owned(), Verdict::Fail)]
         );
+    }
+
+    /// In black-box mode a plan the model still follows ends with a view of each plain file it
+    /// holds, in name order (its store checks are dropped by the runner there); one it stopped
+    /// following does not.
+    #[test]
+    fn a_black_box_plan_ends_with_views_of_its_files() {
+        let create = |tokens: Vec<PathToken>| CommandSpec::Create {
+            path: at(tokens),
+            text: TextSpec::Raw("x\n".into()),
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create(vec![PathToken::Name(16), PathToken::Name(0)]),
+                create(vec![PathToken::Name(2)]),
+                create(vec![PathToken::Raw("/caf\u{e9}".into())]),
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", true);
+        let views: Vec<String> = p.case.steps[3..]
+            .iter()
+            .map(|s| s.input["path"].as_str().unwrap_or("").to_owned())
+            .collect();
+        assert_eq!(views, ["/memories/b.txt", "/memories/new/a.txt"]);
+        let Outcome::ViewFile { text, .. } = &p.steps[4].outcome else {
+            panic!("{:?}", p.steps[4].outcome)
+        };
+        assert_eq!(text, "x\n");
+        assert_eq!(
+            plan(&seq, &[], Profile::Docs, "t", false).case.steps.len(),
+            3
+        );
+        let stopped = plan(&seq, &[Branch::Unknown], Profile::Docs, "t", true);
+        assert_eq!(stopped.case.steps.len(), 1);
     }
 }
