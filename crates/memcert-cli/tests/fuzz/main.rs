@@ -119,7 +119,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
     assert_eq!(code, Some(0), "{out}{err}");
     let dir = tempfile::tempdir().unwrap();
     let found = dir.path().join("found");
-    let (code, out, err) = fuzz_python(STALE, &py, "800", &found);
+    let (code, out, err) = fuzz_python(STALE, &py, "1000", &found);
     assert_eq!(code, Some(1), "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(
@@ -129,7 +129,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "{out}"
     );
     assert!(
-        lines[0].contains("first in sequence 788; 3 commands, shrunk from "),
+        lines[0].contains("first in sequence 943; 3 commands, shrunk from "),
         "{out}"
     );
     assert!(!out.contains("FINDING 2"), "{out}");
@@ -183,22 +183,23 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
     assert_eq!(code, Some(0), "{out}{err}");
 }
 
-/// One-flaw fixtures of three kinds, each with seed 1 and an empty corpus: OS errors passed on
+/// One-flaw fixtures of four kinds, each with seed 1 and an empty corpus: OS errors passed on
 /// raw with the host path (`raw_os_errors.py`), a traversal spelling decoded after the check
-/// (`decode_after_check.py`, a payload), and a black-box store whose key is case-folded
-/// (`alias_casefold.py`, two twins). Each is one cause, met and shrunk exactly as stated (at
+/// (`decode_after_check.py`, a payload), a black-box store whose key is case-folded
+/// (`alias_casefold.py`, two twins), and a link check made on the NFC form of a path opened raw
+/// (`nfc_check_raw_use.py`, the search's own link under an NFD name). Each is one cause, met and shrunk exactly as stated (at
 /// most 6 commands, the bound), and its saved finding replays with the same verdict and
 /// the finding kind stated.
 #[test]
 fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
     let py = python();
     // (handler, flags, runs, first line, commands after shrinking, kind replayed)
-    let table: [(&str, &[&str], &str, &str, usize, &str); 3] = [
+    let table: [(&str, &[&str], &str, &str, usize, &str); 4] = [
         (
             "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
             &[],
             "100",
-            "FINDING 1: UNSAFE host-path-disclosed (met 14 times, first in sequence 33; 2 commands, shrunk from 4)",
+            "FINDING 1: UNSAFE host-path-disclosed (met 13 times, first in sequence 33; 2 commands, shrunk from 4)",
             2,
             "host-path-disclosed",
         ),
@@ -214,9 +215,17 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/alias_casefold.py:AliasCasefoldMemoryTool",
             &["--memory-dir-unknown"],
             "60",
-            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 5 times, first in sequence 26; 3 commands, shrunk from 4)",
-            3,
+            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 6 times, first in sequence 26; 4 commands, shrunk from 6)",
+            4,
             "reply",
+        ),
+        (
+            "fixtures/handlers/flawed/nfc_check_raw_use.py:NfcCheckRawUseMemoryTool",
+            &[],
+            "280",
+            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 273; 1 command, shrunk from 3)",
+            1,
+            "outside-read",
         ),
     ];
     for (spec, flags, runs, first_line, shrunk, kind) in table {
