@@ -284,37 +284,69 @@ fn entry_at<'m>(model: &'m Model, parts: &[String]) -> Option<&'m Entry> {
     dir.get(leaf)
 }
 
-/// Whether the path a create makes (or a rename's `new_path`) is absent from `model` while
-/// its folder holds another name equal to it but for case.
-fn case_twin(model: &Model, input: &Value) -> bool {
-    let target = match input.get("command").and_then(Value::as_str) {
-        Some("create") => input.get("path"),
-        Some("rename") => input.get("new_path"),
-        _ => None,
-    };
-    let Some(parts) = target
-        .and_then(Value::as_str)
-        .and_then(|t| VPath::parse(t).ok())
-        .map(|v| v.components().to_vec())
-    else {
+/// A name as a lossy store key may keep it: NFKC, lower case, trailing spaces dropped, and
+/// `.`, `-` and space as `_` (the twins of [`super::generate::TWINS`]: case, NFC/NFD, full
+/// width, a trailing space, a slug).
+fn fold(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+    name.nfkc()
+        .collect::<String>()
+        .to_lowercase()
+        .trim_end_matches(' ')
+        .chars()
+        .map(|c| if ".- ".contains(c) { '_' } else { c })
+        .collect()
+}
+
+/// Whether `path` names something absent from `model` where a folder on its way holds another
+/// name that folds ([`fold`]) to the same key as the first absent name: a store whose keys
+/// are lossy may take the one for the other (`certify`'s `alias/*` cases accept a refusal, and
+/// grade reading one through the other NON-STRICT).
+fn twin_of(model: &Model, path: &str) -> bool {
+    let Ok(v) = VPath::parse(path) else {
         return false;
     };
-    let Some((leaf, parents)) = parts.split_last() else {
-        return false;
-    };
-    let dir = if parents.is_empty() {
-        Some(model.root())
-    } else {
-        match entry_at(model, parents) {
-            Some(Entry::Dir(d)) => Some(d),
-            _ => None,
+    let mut dir = model.root();
+    for name in v.components() {
+        match dir.get(name.as_str()) {
+            Some(Entry::Dir(d)) => dir = d,
+            Some(_) => return false,
+            None => {
+                let key = fold(name);
+                return dir.keys().any(|k| k != name && fold(k) == key);
+            }
         }
-    };
-    dir.is_some_and(|d| {
-        !d.contains_key(leaf)
-            && d.keys()
-                .any(|k| k != leaf && k.to_lowercase() == leaf.to_lowercase())
-    })
+    }
+    false
+}
+
+/// The path a create makes (a rename's `new_path`), and the paths a command reads or changes
+/// (`path`, `old_path`), of `input`.
+fn made_and_named(input: &Value) -> (Option<&str>, Vec<&str>) {
+    let get = |k: &str| input.get(k).and_then(Value::as_str);
+    match input.get("command").and_then(Value::as_str) {
+        Some("create") => (get("path"), Vec::new()),
+        Some("rename") => (get("new_path"), get("old_path").into_iter().collect()),
+        _ => (None, get("path").into_iter().collect()),
+    }
+}
+
+/// How a command meets a lossy twin ([`twin_of`]): it makes a name whose twin is there, or it
+/// names an absent path whose twin is there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Twin {
+    /// The name it makes has a twin.
+    makes: bool,
+    /// A name it reads or changes is absent but has a twin.
+    names: bool,
+}
+
+fn twin(model: &Model, input: &Value) -> Twin {
+    let (made, named) = made_and_named(input);
+    Twin {
+        makes: made.is_some_and(|p| twin_of(model, p)),
+        names: named.into_iter().any(|p| twin_of(model, p)),
+    }
 }
 
 /// Whether a path `input` names is, is under, or is above a folder in `maybe`.
@@ -382,16 +414,20 @@ fn through_hazard(path: &str, hazards: &[&str]) -> bool {
 
 /// The other acceptable replies to a step whose model outcome is `o`. See the
 /// [module docs](self).
-/// `twin`: the command makes a name that differs from one already there only by case
-/// ([`case_twin`]).
-fn others(o: &Outcome, input: &Value, hazards: &[&str], twin: bool) -> Vec<(Reply, Branch)> {
+/// `twin`: how the command meets a lossy twin ([`twin_of`]).
+fn others(o: &Outcome, input: &Value, hazards: &[&str], twin: Twin) -> Vec<(Reply, Branch)> {
     let names = paths(input);
     let mut v = Vec::new();
     // A name that differs from one already there only by case may be refused by a store whose
     // keys ignore case (as `certify`'s `alias/case/*` cases accept): what it then holds for
     // each spelling is not followed.
-    if !o.is_error() && twin {
+    if !o.is_error() && twin.makes {
         v.push((Reply::AnyError, Branch::Unknown));
+    }
+    // A path that is not there, whose twin is, may be read or changed through the twin: what
+    // the handler then holds is not followed.
+    if o.is_error() && twin.names {
+        v.push((Reply::AnySuccess, Branch::Unknown));
     }
     if o.is_error() {
         v.push((Reply::AnyError, Branch::Model));
@@ -530,7 +566,7 @@ pub fn plan(
                 .is_some_and(|t| blank(t.as_bytes()))
                 || file_at(&model, &input).is_some_and(blank));
         let before = model.clone();
-        let twin = case_twin(&before, &input);
+        let twin = twin(&before, &input);
         let outcome = model.outcome(&input);
         let branch = branches.get(i).copied().unwrap_or(Branch::Model);
         if outcome.is_error() || branch == Branch::Refused {
@@ -583,7 +619,7 @@ pub fn plan(
         for path in files.into_iter().filter(|p| plain(p)).take(END_VIEWS) {
             let input = json!({"command": "view", "path": path});
             let outcome = model.outcome(&input);
-            let others = others(&outcome, &input, &hazards, false);
+            let others = others(&outcome, &input, &hazards, Twin::default());
             steps.push(Step {
                 input,
                 accept: vec![Accept {
@@ -813,7 +849,7 @@ mod tests {
     /// Creating `notes.md` beside `Notes.md` may be refused (a store whose keys ignore case):
     /// that refusal is accepted and not followed; beside nothing, it is not.
     #[test]
-    fn a_case_twin_may_be_refused() {
+    fn a_lossy_twin_may_be_refused_or_read_through() {
         let create = |p: &str| CommandSpec::Create {
             path: PathSpec {
                 rooted: false,
@@ -829,6 +865,37 @@ mod tests {
         let p = plan(&seq, &[], Profile::Docs, "t", false);
         assert_eq!(p.steps[0].others, vec![]);
         assert_eq!(p.steps[1].others, vec![(Reply::AnyError, Branch::Unknown)]);
+        // An NFKC twin (U+2024 ONE DOT LEADER is a dot) made, then a view of the absent plain
+        // spelling: the store may read it through the twin.
+        let view = |p: &str| CommandSpec::View {
+            path: PathSpec {
+                rooted: false,
+                tokens: vec![PathToken::Raw(p.into())],
+            },
+            range: None,
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create("/memories/e\u{2024}md"),
+                view("/memories/e.md"),
+                create("/memories/E.md"),
+                view("/memories/f.md"),
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
+        assert_eq!(
+            p.steps[1].others,
+            vec![
+                (Reply::AnySuccess, Branch::Unknown),
+                (Reply::AnyError, Branch::Model)
+            ]
+        );
+        assert_eq!(p.steps[2].others, vec![(Reply::AnyError, Branch::Unknown)]);
+        assert_eq!(p.steps[3].others, vec![(Reply::AnyError, Branch::Model)]);
+        assert_eq!(fold("A.md "), "a_md");
+        assert_eq!(fold("\u{ff41}-b"), "a_b");
     }
 
     /// A refused create leaves, at most, the folders before its last name, and for a spelling
