@@ -392,6 +392,32 @@ impl Session {
         })
     }
 
+    /// [`Session::reopen`] where an attribute change alone (`IN_ATTRIB`, no other flag) of an
+    /// outside file in `linked` (paths relative to the run folder) is not a change: memcert's
+    /// own link or unlink of an in-store hard link to it changes its link count
+    /// (`certify::lane`, which then checks its mode against the template itself).
+    ///
+    /// # Errors
+    /// As [`Session::reopen`].
+    pub fn reopen_linked(&self, linked: &[PathBuf]) -> Result<bool, String> {
+        WATCHER.with(|cell| match cell.borrow().as_ref() {
+            Some(Some(w)) => {
+                let mut changed = false;
+                w.drain(|wd, flags, name| {
+                    let own_link = flags == ReadFlags::ATTRIB
+                        && self
+                            .outside_path(wd, name)
+                            .is_some_and(|(_, path)| linked.contains(&path));
+                    changed |= !own_link && self.changes(wd, flags, name);
+                    false
+                })
+                .map_err(|e| format!("watching the outside failed: {e}"))?;
+                Ok(changed)
+            }
+            _ => Err("the inotify instance is gone".to_owned()),
+        })
+    }
+
     /// [`Session::finish`] that keeps the watches for the next window ([`Session::reopen`]),
     /// and also says whether the outside may have changed in the window: an event other than
     /// a read, a listing or an open (the end marker's aside), an attribute change of an
