@@ -397,7 +397,7 @@ mod tests {
 
     /// A hard link to the layout's `hard-source.txt` is planted in the kept sandbox (its link
     /// and its undo are memcert's own); the next case gets the same sandbox, the link gone. A
-    /// chmod of the outside file through the link is a change: a new sandbox after.
+    /// chmod of the outside file through the link shows in the mode check.
     #[test]
     fn a_hard_link_to_a_layout_file_is_planted_in_the_kept_sandbox() {
         use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
@@ -426,14 +426,22 @@ mod tests {
         let lease = lane.lease(&parent(), &hard, &[], make).unwrap();
         assert!(lease.is_kept());
         assert_eq!(lease.sandbox().run_dir(), run);
-        // The handler changes the outside file's mode through the link, after its window.
+        // The handler changes the outside file's mode through the link: an attribute change
+        // of a linked file, which the watches forgive and the mode check does not.
         let link = lease.sandbox().root().join("hard.txt");
-        lane.give_back(lease, &after, true);
         let mode = std::fs::symlink_metadata(&link).unwrap().mode() & 0o777;
+        let Held::Kept(k) = &lease.0 else {
+            panic!("a kept lease")
+        };
+        assert!(k.modes_as_template(&k.linked));
         std::fs::set_permissions(&link, std::fs::Permissions::from_mode(mode ^ 0o040)).unwrap();
-        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
-        assert_ne!(lease.sandbox().run_dir(), run);
-        assert!(!run.exists(), "the changed sandbox is removed");
+        let (w, _) = k.watch.as_ref().unwrap();
+        assert_eq!(w.reopen_linked(&k.linked), Ok(false));
+        assert!(!k.modes_as_template(&k.linked));
+        // Any other attribute change of it is a change.
+        std::fs::set_permissions(&link, std::fs::Permissions::from_mode(mode)).unwrap();
+        assert_eq!(w.reopen_linked(&[]), Ok(true));
+        assert!(k.modes_as_template(&k.linked));
         drop(lease);
     }
 
