@@ -583,7 +583,8 @@ fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Left]) -> Vec<Ch
             let path = format!("/memories/{}", parts.join("/"));
             // A folder left where the model has none, above a path a command named: made for
             // a command that was then refused (the SDKs make the parents first).
-            let left_folder = (!leaf || maybe.iter().any(|m| m.contains(&parts))) && expect == Expected::Absent;
+            let left_folder =
+                (!leaf || maybe.iter().any(|m| m.contains(&parts))) && expect == Expected::Absent;
             Some(Check {
                 what: if left_folder {
                     format!("{path} is absent (no folder is left by a refused command)")
@@ -750,10 +751,10 @@ mod tests {
     fn a_refused_create_may_leave_its_plain_folders() {
         let model = Model::new(Profile::Docs, Options::default(), DirSizes::Tmpfs);
         let left = |p: &str| {
-            missing_parents(&model, &json!({"command": "create", "path": p})).map_or_else(
-                Vec::new,
-                |l| (l.from..=l.to).map(|n| l.parts[..n].to_vec()).collect(),
-            )
+            missing_parents(&model, &json!({"command": "create", "path": p}))
+                .map_or_else(Vec::new, |l| {
+                    (l.from..=l.to).map(|n| l.parts[..n].to_vec()).collect()
+                })
         };
         let v = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
         assert_eq!(left("/memories/a/b/c.txt"), [v(&["a"]), v(&["a", "b"])]);
