@@ -738,6 +738,31 @@ impl Sandbox {
         tree
     }
 
+    /// The path relative to the run folder (as [`Sandbox::outside_unchecked`] names it) of the
+    /// outside file a [`Fs::HardLinkOutside`] of `name` links: `<base>/outside/<name>`.
+    pub fn hard_link_source(&self, name: &str) -> PathBuf {
+        Path::new(&self.base_name).join("outside").join(name)
+    }
+
+    /// The permission bits of the regular file at `rel` below the run folder (a path
+    /// [`Sandbox::outside_unchecked`] names), `None` when it is not a regular file there.
+    ///
+    /// # Ambient authority
+    /// None: each folder on the way opened from the run folder's handle with no link followed,
+    /// the file's metadata read without following.
+    pub fn outside_file_mode_unchecked(&self, rel: &Path) -> Option<u32> {
+        let name = rel.file_name()?;
+        let mut dir = self.run.dir().try_clone().ok()?;
+        for c in rel.parent()?.components() {
+            let std::path::Component::Normal(c) = c else {
+                return None;
+            };
+            dir = dir.open_dir_nofollow(c).ok()?;
+        }
+        let meta = dir.symlink_metadata(name).ok()?;
+        meta.is_file().then(|| meta.mode() & 0o7777)
+    }
+
     /// The folders the outside is made of, for [`crate::attack::watch`]: the run folder's
     /// handle (label: the empty path) and the alias's (label: its name), and the store root's
     /// path relative to the run folder, which is not part of the outside.

@@ -392,6 +392,33 @@ impl Session {
         })
     }
 
+    /// [`Session::reopen`] where an attribute change alone (`IN_ATTRIB`, no other flag) of an
+    /// outside file in `linked` (paths relative to the run folder) is not a change: memcert's
+    /// own link or unlink of an in-store hard link to it changes its link count
+    /// (`certify::lane`, which then checks its mode against the template itself).
+    ///
+    /// # Errors
+    /// As [`Session::reopen`].
+    pub fn reopen_linked(&self, linked: &[PathBuf]) -> Result<bool, String> {
+        WATCHER.with(|cell| match cell.borrow().as_ref() {
+            Some(Some(w)) => {
+                let mut changed = false;
+                w.drain(|wd, flags, name| {
+                    let own_link = flags == ReadFlags::ATTRIB
+                        && !linked.is_empty()
+                        && self
+                            .outside_path(wd, name)
+                            .is_some_and(|(_, path)| linked.contains(&path));
+                    changed |= !own_link && self.changes(wd, flags, name);
+                    false
+                })
+                .map_err(|e| format!("watching the outside failed: {e}"))?;
+                Ok(changed)
+            }
+            _ => Err("the inotify instance is gone".to_owned()),
+        })
+    }
+
     /// [`Session::finish`] that keeps the watches for the next window ([`Session::reopen`]),
     /// and also says whether the outside may have changed in the window: an event other than
     /// a read, a listing or an open (the end marker's aside), an attribute change of an
@@ -417,15 +444,10 @@ impl Session {
     /// Whether an event may have changed the outside: a change flag on a watch of this
     /// session, not about the store root, not the end marker's.
     fn changes(&self, wd: i32, flags: ReadFlags, name: &OsStr) -> bool {
-        let Some((watched, _)) = self.outside_path(wd, name) else {
-            return false;
-        };
-        if watched.label.as_os_str().is_empty() && *self.marker.borrow() == name {
-            return false;
-        }
         // A watch the kernel dropped (IN_IGNORED: its file or folder removed, or gone with its
-        // file system) no longer sees anything: as much a change as what removed it.
-        flags.intersects(
+        // file system) no longer sees anything: as much a change as what removed it. Checked
+        // first: most events are memcert's own reads, which need no path.
+        let change = flags.intersects(
             ReadFlags::IGNORED
                 | ReadFlags::MODIFY
                 | ReadFlags::ATTRIB
@@ -436,7 +458,14 @@ impl Session {
                 | ReadFlags::MOVED_TO
                 | ReadFlags::MOVE_SELF
                 | ReadFlags::UNMOUNT,
-        )
+        );
+        if !change {
+            return false;
+        }
+        let Some((watched, _)) = self.outside_path(wd, name) else {
+            return false;
+        };
+        !(watched.label.as_os_str().is_empty() && *self.marker.borrow() == name)
     }
 
     /// The watch `wd` stands for and the path an event on it names (its label, joined with

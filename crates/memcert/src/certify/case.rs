@@ -212,17 +212,26 @@ fn run_prepared(
     let reset = target.reset(sandbox.base(), sandbox.root());
     let took = reset_started.elapsed();
     let mut quiet = kept_watch.is_some_and(|w| matches!(w.close_window(sandbox), Ok((_, false))));
-    match lease.known_outside() {
-        Some(template) if quiet => obs.before_known(sandbox, template.clone()),
-        _ => obs.before_unchecked(sandbox),
-    }
+    // The "before" is the template the "pre-reset" is: nothing was made.
+    let before_is_template = match lease.known_outside() {
+        Some(template) if quiet => {
+            obs.before_known(sandbox, template.clone());
+            true
+        }
+        _ => {
+            obs.before_unchecked(sandbox);
+            false
+        }
+    };
     obs.startup_made = startup.made.clone();
     match reset {
         Ok(()) => {
             // Taken after the reset, which may (re)start the handler: what a start-up writes to
             // its HOME is not charged to the case.
-            obs.startup_made
-                .extend(created(&pre_reset, &obs.outside_before));
+            if !before_is_template {
+                obs.startup_made
+                    .extend(created(&pre_reset, &obs.outside_before));
+            }
             watched_before = watched_trees(target, config);
             if let Err(why) = send_prelude(prelude, target) {
                 return skipped(case, why, config);

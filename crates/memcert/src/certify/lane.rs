@@ -19,9 +19,12 @@
 //! - the last case changed anything outside the store, or its watches saw an event that may
 //!   have (even one a walk cannot see: a folder replaced by an equal copy), or after its last
 //!   answer; its watch failed or overflowed; or the undo itself failed;
-//! - the case plants a file outside the store ([`Fs::HardLinkOutside`]: the outside would
-//!   differ from the template and the new file would not be watched): it runs in a sandbox of
-//!   its own, and the kept one is dropped;
+//! - the case plants a file outside the store ([`Fs::HardLinkOutside`] of a name the layout
+//!   has not made: the outside would differ from the template and the new file would not be
+//!   watched): it runs in a sandbox of its own, and the kept one is dropped. A hard link to an
+//!   outside file the layout made (`hard-source.txt`) is planted in the kept sandbox: the link
+//!   and its undo change that file's link count alone, an attribute change the watches then
+//!   do not count as a change when its mode is still the template's;
 //! - the target's scratch folder or decoy credentials changed (a restarted handler).
 //!
 //! In debug builds, after each undo the whole sandbox is walked and compared with the template
@@ -41,7 +44,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-use crate::attack::sandbox::{HeldFiles, Sandbox, Tree};
+use crate::attack::sandbox::{HeldFiles, Node, Sandbox, Tree};
 use crate::attack::watch::Session;
 use crate::suite::Fs;
 
@@ -91,6 +94,19 @@ struct Kept {
     /// The outside's watches, kept with the sandbox, and the decoys they watch (device and
     /// inode of each).
     watch: Option<(Session, Vec<(u64, u64)>)>,
+    /// The outside files the store holds hard links to, planted by the last lease (paths as
+    /// in `outside`): undoing it changes their link counts.
+    linked: Vec<PathBuf>,
+}
+
+impl Kept {
+    /// Whether each outside file of `paths` is a regular file with the template's mode bits.
+    fn modes_as_template(&self, paths: &[PathBuf]) -> bool {
+        paths.iter().all(|p| {
+            self.outside.get(p).map(|(_, mode)| *mode)
+                == self.sandbox.outside_file_mode_unchecked(p)
+        })
+    }
 }
 
 impl Drop for Kept {
@@ -196,21 +212,27 @@ impl Lane {
         decoys: &[(PathBuf, OwnedFd)],
         make: impl Fn(&[Fs]) -> io::Result<Sandbox>,
     ) -> io::Result<Lease> {
-        let plants_outside = setup
-            .iter()
-            .any(|f| matches!(f, Fs::HardLinkOutside { .. }));
-        if self.reset == Reset::Fresh || plants_outside {
+        if self.reset == Reset::Fresh {
             self.kept = None;
             return Ok(Lease(Held::Fresh(make(setup)?)));
         }
+        let sources: Vec<&str> = setup
+            .iter()
+            .filter_map(|f| match f {
+                Fs::HardLinkOutside { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
         let ids = decoy_ids(decoys);
         // Kept only when nothing changed the outside since the last case's window closed (a
         // write after the last answer, memcert's undo unlinking a hard link the handler made)
-        // and the decoys are the ones watched; else a new layout, with new watches.
+        // and the decoys are the ones watched; else a new layout, with new watches. The undo
+        // of the last case's own hard links changed their outside files' link counts alone.
         let quiet = |k: &Kept| {
             k.watch
                 .as_ref()
-                .is_some_and(|(w, at)| *at == ids && w.reopen() == Ok(false))
+                .is_some_and(|(w, at)| *at == ids && w.reopen_linked(&k.linked) == Ok(false))
+                && k.modes_as_template(&k.linked)
         };
         let mut kept = match self.kept.take() {
             Some(k) if k.parent == parent => match undo(k) {
@@ -219,11 +241,41 @@ impl Lane {
             },
             _ => new_kept(parent, &make)?,
         };
+        kept.linked.clear();
+        let linked: Vec<PathBuf> = sources
+            .iter()
+            .map(|n| kept.sandbox.hard_link_source(n))
+            .collect();
+        // A hard link to a file the layout has not made would make a file outside the store
+        // (which the template lacks and no watch sees): a sandbox of the case's own.
+        if !linked
+            .iter()
+            .all(|p| matches!(kept.outside.get(p), Some((Node::File(_), _))))
+        {
+            self.kept = None;
+            return Ok(Lease(Held::Fresh(make(setup)?)));
+        }
         if kept.watch.is_none() {
             kept.watch = Session::start(&kept.sandbox, decoys).map(|w| (w, ids));
         }
         for item in setup {
             kept.sandbox.plant_unchecked(item)?;
+        }
+        if !linked.is_empty() {
+            // memcert's own links changed the link counts of those outside files alone: read
+            // what the watches saw of it, so the case's window opens on a quiet outside; any
+            // other change, or a mode that is not the template's, and the case gets a
+            // sandbox of its own.
+            let quiet = kept
+                .watch
+                .as_ref()
+                .is_none_or(|(w, _)| w.reopen_linked(&linked) == Ok(false))
+                && kept.modes_as_template(&linked);
+            if !quiet {
+                self.kept = None;
+                return Ok(Lease(Held::Fresh(make(setup)?)));
+            }
+            kept.linked = linked;
         }
         Ok(Lease(Held::Kept(Box::new(kept))))
     }
@@ -256,6 +308,7 @@ fn new_kept(
         sandbox,
         parent: parent.to_path_buf(),
         watch: None,
+        linked: Vec::new(),
     })
 }
 
@@ -339,6 +392,56 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(PathBuf::new(), (crate::attack::sandbox::Node::Dir, 0o700))]
         );
+        drop(lease);
+    }
+
+    /// A hard link to the layout's `hard-source.txt` is planted in the kept sandbox (its link
+    /// and its undo are memcert's own); the next case gets the same sandbox, the link gone. A
+    /// chmod of the outside file through the link shows in the mode check.
+    #[test]
+    fn a_hard_link_to_a_layout_file_is_planted_in_the_kept_sandbox() {
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        let mut lane = Lane::default();
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        let run = lease.sandbox().run_dir().to_path_buf();
+        let outside = lease.sandbox().outside_unchecked();
+        lane.give_back(lease, &outside, true);
+        let hard = [Fs::HardLinkOutside {
+            path: "/memories/hard.txt".into(),
+            name: "hard-source.txt".into(),
+        }];
+        let lease = lane.lease(&parent(), &hard, &[], make).unwrap();
+        assert!(lease.is_kept());
+        assert_eq!(lease.sandbox().run_dir(), run);
+        let source = lease.sandbox().base().join("outside/hard-source.txt");
+        assert_eq!(std::fs::metadata(&source).unwrap().nlink(), 2);
+        // The window opens on a quiet outside: the link was memcert's.
+        let w = lease.watch().unwrap();
+        assert_eq!(w.reopen(), Ok(false));
+        assert_eq!(lease.known_outside(), Some(&outside));
+        let after = lease.sandbox().outside_unchecked();
+        assert_eq!(after, outside);
+        lane.give_back(lease, &after, true);
+        // The undo unlinks it: the same sandbox again.
+        let lease = lane.lease(&parent(), &hard, &[], make).unwrap();
+        assert!(lease.is_kept());
+        assert_eq!(lease.sandbox().run_dir(), run);
+        // The handler changes the outside file's mode through the link: an attribute change
+        // of a linked file, which the watches forgive and the mode check does not.
+        let link = lease.sandbox().root().join("hard.txt");
+        let mode = std::fs::symlink_metadata(&link).unwrap().mode() & 0o777;
+        let Held::Kept(k) = &lease.0 else {
+            panic!("a kept lease")
+        };
+        assert!(k.modes_as_template(&k.linked));
+        std::fs::set_permissions(&link, std::fs::Permissions::from_mode(mode ^ 0o040)).unwrap();
+        let (w, _) = k.watch.as_ref().unwrap();
+        assert_eq!(w.reopen_linked(&k.linked), Ok(false));
+        assert!(!k.modes_as_template(&k.linked));
+        // Any other attribute change of it is a change.
+        std::fs::set_permissions(&link, std::fs::Permissions::from_mode(mode)).unwrap();
+        assert_eq!(w.reopen_linked(&[]), Ok(true));
+        assert!(k.modes_as_template(&k.linked));
         drop(lease);
     }
 

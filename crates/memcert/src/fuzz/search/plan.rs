@@ -221,17 +221,41 @@ fn names_root(path: &str) -> bool {
     crate::baseline::entry_key(path).as_deref() == Some(crate::vpath::ROOT)
 }
 
+/// Folders a refused command may have left: the prefixes of `parts` of `from` to `to` names
+/// (`1 <= from <= to <= parts.len()`), each a folder the model lacks. One path's missing
+/// parents are always such a run (once a prefix is missing, every longer one is), so a path of
+/// a thousand names is one entry, not a thousand copies of its prefixes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Left {
+    parts: Vec<String>,
+    from: usize,
+    to: usize,
+}
+
+impl Left {
+    /// Whether `folder` (its names) is one of the folders left.
+    fn contains(&self, folder: &[String]) -> bool {
+        (self.from..=self.to).contains(&folder.len()) && self.parts[..folder.len()] == *folder
+    }
+
+    /// Whether the path whose names are `parts` is, is under, or is above one of the folders
+    /// left: it agrees with the shortest one on their common length (every longer one then
+    /// agrees on a longer length only when this one does).
+    fn meets(&self, parts: &[String]) -> bool {
+        let n = self.from.min(parts.len());
+        self.parts[..n] == parts[..n]
+    }
+}
+
 /// The parent folders of a create's `path` or a rename's `new_path` that `model` lacks: what a
-/// handler that makes the parents before it refuses may leave.
-fn missing_parents(model: &Model, input: &Value) -> Vec<Vec<String>> {
+/// handler that makes the parents before it refuses may leave (`None` when it lacks none).
+fn missing_parents(model: &Model, input: &Value) -> Option<Left> {
     let target = match input.get("command").and_then(Value::as_str) {
         Some("create") => input.get("path"),
         Some("rename") => input.get("new_path"),
         _ => None,
     };
-    let Some(text) = target.and_then(Value::as_str) else {
-        return Vec::new();
-    };
+    let text = target.and_then(Value::as_str)?;
     // The folders among the path's names: all but the last, or, for a path the model refuses
     // (a NUL, a `.` or `..`), its plain leading names, which a handler that makes the parents
     // first may have made; each is a folder when a `.`, `..` or empty name follows it
@@ -261,10 +285,29 @@ fn missing_parents(model: &Model, input: &Value) -> Vec<Vec<String>> {
             (parts, n)
         }
     };
-    (1..=folders)
-        .map(|n| parts[..n].to_vec())
-        .filter(|folder| entry_at(model, folder).is_none())
-        .collect()
+    // The first missing prefix: every longer one is missing too (its parent is not a folder of
+    // the model).
+    let from = missing_from(model, &parts[..folders])?;
+    Some(Left {
+        parts,
+        from,
+        to: folders,
+    })
+}
+
+/// The length of the shortest prefix of `parts` the model holds no entry at ([`entry_at`]),
+/// `None` when it holds one at every prefix (of at least one name).
+fn missing_from(model: &Model, parts: &[String]) -> Option<usize> {
+    let mut dir = Some(model.root());
+    for (i, name) in parts.iter().enumerate() {
+        match dir.and_then(|d| d.get(name)) {
+            None => return Some(i + 1),
+            Some(Entry::Dir(d)) => dir = Some(d),
+            // An entry that is not a folder: the prefix is there, the longer ones are not.
+            Some(_) => dir = None,
+        }
+    }
+    None
 }
 
 /// The model's entry at the virtual path whose names are `parts` (`[]` is the root, which
@@ -347,17 +390,13 @@ fn twin(model: &Model, input: &Value) -> Twin {
 }
 
 /// Whether a path `input` names is, is under, or is above a folder in `maybe`.
-fn meets_maybe(input: &Value, maybe: &[Vec<String>]) -> bool {
+fn meets_maybe(input: &Value, maybe: &[Left]) -> bool {
     paths(input).iter().any(|p| {
-        let parts: Vec<String> = match VPath::parse(p) {
-            Ok(v) => v.components().to_vec(),
+        match VPath::parse(p) {
+            Ok(v) => maybe.iter().any(|m| m.meets(v.components())),
             // A spelling the model refuses may still reach a leftover through a handler.
-            Err(_) => return !maybe.is_empty(),
-        };
-        maybe.iter().any(|m| {
-            let n = m.len().min(parts.len());
-            m[..n] == parts[..n]
-        })
+            Err(_) => !maybe.is_empty(),
+        }
     })
 }
 
@@ -539,7 +578,7 @@ pub fn plan(
     let mut plans = Vec::new();
     let mut known = true;
     // Folders a refused create or rename may have left (the SDKs make the parents first).
-    let mut maybe: Vec<Vec<String>> = Vec::new();
+    let mut maybe: Vec<Left> = Vec::new();
     for (i, c) in seq
         .commands
         .iter()
@@ -667,7 +706,7 @@ fn fs_path(f: &Fs) -> Option<&str> {
 /// One check per canonical path the setup or a step names (and each of its parents): what the
 /// model holds there. Where the model has nothing above a named path, or at a folder a refused
 /// command may have left (`maybe`), a folder found there is NON-STRICT, not FAIL.
-fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Vec<String>]) -> Vec<Check> {
+fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Left]) -> Vec<Check> {
     let mut named: Vec<String> = setup
         .iter()
         .filter_map(fs_path)
@@ -697,7 +736,8 @@ fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Vec<String>]) ->
             let path = format!("/memories/{}", parts.join("/"));
             // A folder left where the model has none, above a path a command named: made for
             // a command that was then refused (the SDKs make the parents first).
-            let left_folder = (!leaf || maybe.contains(&parts)) && expect == Expected::Absent;
+            let left_folder =
+                (!leaf || maybe.iter().any(|m| m.contains(&parts))) && expect == Expected::Absent;
             // A name the doc does not promise to take (a look-alike, a trailing space) may be
             // kept under another spelling (NFKC, trimmed) when the reply names it as given,
             // and an absent name may hold what was made under its lossy twin: what is on disk
@@ -902,7 +942,12 @@ mod tests {
     #[test]
     fn a_refused_create_may_leave_its_plain_folders() {
         let model = Model::new(Profile::Docs, Options::default(), DirSizes::Tmpfs);
-        let left = |p: &str| missing_parents(&model, &json!({"command": "create", "path": p}));
+        let left = |p: &str| {
+            missing_parents(&model, &json!({"command": "create", "path": p}))
+                .map_or_else(Vec::new, |l| {
+                    (l.from..=l.to).map(|n| l.parts[..n].to_vec()).collect()
+                })
+        };
         let v = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
         assert_eq!(left("/memories/a/b/c.txt"), [v(&["a"]), v(&["a", "b"])]);
         assert_eq!(left("/memories/new/."), [v(&["new"])]);
