@@ -75,7 +75,14 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
         .as_deref()
         .map(|d| own_dir(&args.handler, "--corpus", d))
         .transpose()?;
-    let initial = corpus_dir.as_ref().map(load_corpus).unwrap_or_default();
+    // The built-in first inputs (a view through each plain-beside-odd traversal spelling),
+    // then the corpus; black-box mode aims at no planted canary.
+    let mut initial = if args.handler.memory_dir_unknown {
+        Vec::new()
+    } else {
+        memcert::fuzz::search::generate::seeds()
+    };
+    initial.extend(corpus_dir.as_ref().map(load_corpus).unwrap_or_default());
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,

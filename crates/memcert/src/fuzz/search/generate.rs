@@ -109,6 +109,40 @@ fn payloads() -> &'static Payloads {
     })
 }
 
+/// The search's built-in first inputs (`memcert fuzz` runs them before its corpus and its
+/// draws, outside black-box mode): one `view` through each traversal spelling of depth 1 whose
+/// dot spelling or separator is the plain one, every dot spelling with `/` and every separator
+/// with `..` (38 inputs), each aimed at the outside canary. A flaw that lets one odd spelling
+/// of `..` or `/` through (`%u002e%u002e/`, `..\`) is then met in the first few dozen
+/// sequences, wherever the random draws go after; a flaw that only writes through one is left
+/// to the draws.
+pub fn seeds() -> Vec<Sequence> {
+    let all = payloads();
+    let (Some(dot), Some(slash)) = (all.dots.first(), all.slashes.first()) else {
+        return Vec::new();
+    };
+    let pairs = all
+        .dots
+        .iter()
+        .map(|d| (d, slash))
+        .chain(all.slashes.iter().skip(1).map(|s| (dot, s)));
+    pairs
+        .filter_map(|(d, s)| all.traversal.get(&(d.clone(), s.clone(), 1)))
+        .filter(|text| text.ends_with("canary.txt"))
+        .map(|text| Sequence {
+            layout: 0b11,
+            profile: 0,
+            commands: vec![CommandSpec::View {
+                path: PathSpec {
+                    rooted: false,
+                    tokens: vec![PathToken::Raw(text.clone())],
+                },
+                range: None,
+            }],
+        })
+        .collect()
+}
+
 /// `text` with `{DOWN:1}` and `{DOWN:2}` filled in for the run folder's layout (`base/memories`),
 /// or `None` when it names a deeper one.
 fn fill_down(text: &str) -> Option<String> {
@@ -671,5 +705,24 @@ mod tests {
             },
             TextSpec::Fixed(1),
         )));
+    }
+
+    /// The built-in first inputs: 38 views, each through a depth-1 traversal to the outside
+    /// canary, every dot spelling with `/` then every other separator with `..`; all drawable.
+    #[test]
+    fn the_seeds_are_one_view_per_plain_beside_odd_spelling() {
+        let seeds = seeds();
+        assert_eq!(seeds.len(), 38);
+        let path = |s: &Sequence| match &s.commands[..] {
+            [CommandSpec::View { path, range: None }] => path.render(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(path(&seeds[0]), "/memories/../outside/canary.txt");
+        assert!(seeds.iter().all(drawable));
+        assert!(seeds
+            .iter()
+            .any(|s| path(s) == "/memories/%u002e%u002e/outside/canary.txt"));
+        let distinct: std::collections::BTreeSet<String> = seeds.iter().map(path).collect();
+        assert_eq!(distinct.len(), 38);
     }
 }
