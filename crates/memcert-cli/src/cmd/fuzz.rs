@@ -77,12 +77,12 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
         .transpose()?;
     // The built-in first inputs (a view through each plain-beside-odd traversal spelling),
     // then the corpus; black-box mode aims at no planted canary.
-    let mut initial = if args.handler.memory_dir_unknown {
+    let built_in = if args.handler.memory_dir_unknown {
         Vec::new()
     } else {
         memcert::fuzz::search::generate::seeds()
     };
-    initial.extend(corpus_dir.as_ref().map(load_corpus).unwrap_or_default());
+    let corpus = corpus_dir.as_ref().map(load_corpus).unwrap_or_default();
     let config = Config {
         profile: args.profile,
         black_box: args.handler.memory_dir_unknown,
@@ -109,12 +109,10 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
                     runs: runs.map(|r| share(r, workers, i as u64)),
                     duration,
                     seed: args.seed.wrapping_add(i as u64),
-                    initial: initial
-                        .iter()
-                        .skip(i)
-                        .step_by(workers as usize)
-                        .cloned()
+                    initial: share_out(&built_in, workers, i)
+                        .chain(share_out(&corpus, workers, i))
                         .collect(),
+                    built_in: share_out(&built_in, workers, i).count(),
                     ..Settings::default()
                 };
                 scope.spawn(move || {
@@ -198,6 +196,15 @@ const CORPUS_BYTES_MAX: u64 = 64 * 1024 * 1024;
 struct CorpusFile {
     format: String,
     sequence: Sequence,
+}
+
+/// Worker `i`'s share of `inputs` among `workers`: every `workers`-th from the `i`-th.
+fn share_out(inputs: &[Sequence], workers: u64, i: usize) -> impl Iterator<Item = Sequence> + '_ {
+    inputs
+        .iter()
+        .skip(i)
+        .step_by(usize::try_from(workers).unwrap_or(1).max(1))
+        .cloned()
 }
 
 /// The inputs of `--corpus`, in file-name order: every `*.json` entry that is a regular file

@@ -65,6 +65,10 @@ pub struct Settings {
     /// Inputs to run first, in order (`--corpus DIR`, a worker's share); each counts as a
     /// sequence, and is kept when it reaches new coverage, as libFuzzer reads its corpus.
     pub initial: Vec<Sequence>,
+    /// How many of `initial`, from the first, are built-in inputs
+    /// ([`generate::seeds`]), not read from a corpus: one kept for new coverage is told as
+    /// [`Event::Kept`], as a drawn input is, so that a corpus folder holds it.
+    pub built_in: usize,
 }
 
 impl Default for Settings {
@@ -75,6 +79,7 @@ impl Default for Settings {
             seed: 1,
             shrink_budget: 400,
             initial: Vec::new(),
+            built_in: 0,
         }
     }
 }
@@ -175,8 +180,8 @@ pub struct Outcome {
 pub enum Event<'a> {
     /// A cause met for the first time, before its shrink.
     Met(&'a Cause),
-    /// An input kept for reaching new coverage (not one of [`Settings::initial`]): to save in
-    /// a corpus folder.
+    /// An input kept for reaching new coverage (drawn, or one of [`Settings::initial`]'s
+    /// built-in inputs, not one read from a corpus): to save in a corpus folder.
     Kept(&'a Sequence),
 }
 
@@ -302,7 +307,7 @@ impl<'a> Fuzzer<'a> {
             let before = coverage.len();
             coverage.extend(keys(&j));
             if coverage.len() > before {
-                if initial.is_none() {
+                if initial.is_none() || n < settings.built_in as u64 {
                     events(Event::Kept(&seq));
                 }
                 corpus.push(seq.clone());
