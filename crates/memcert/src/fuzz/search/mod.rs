@@ -394,8 +394,9 @@ impl Fuzzer<'_> {
     /// The cause the shrunk finding `f` shows without its last command, when that still fails
     /// with another cause: `f` is then a later symptom of that flaw (a create that never
     /// wrote, then a str_replace in the file: the str_replace's FAIL is the create's flaw).
-    /// When those commands alone pass, they are run again with a view of each path they name,
-    /// so that a state no store check can see (black-box mode, a cache) shows.
+    /// When those commands alone pass, each prefix of them (shortest first) is run again with
+    /// a view of each path it names, so that a state no store check can see (black-box mode, a
+    /// cache) shows where it was left.
     fn earlier_cause(&mut self, f: &Found, id: &str) -> Option<Cause> {
         let mut shorter = f.sequence.clone();
         shorter.commands.truncate(f.plan.case.steps.len());
@@ -411,24 +412,34 @@ impl Fuzzer<'_> {
         if let Some(c) = other(self.evaluate(&shorter, id).judged) {
             return c;
         }
-        let mut named: Vec<&crate::fuzz::sequence::PathSpec> = Vec::new();
-        for p in shorter.commands.iter().flat_map(CommandSpec::paths) {
-            if !named.contains(&p) {
-                named.push(p);
+        // Then each prefix of them, shortest first, with a view of each path it names: a
+        // wrong state the last of them hides (a file made again over a stale one) shows after
+        // the command that left it.
+        for k in 1..=shorter.commands.len() {
+            let mut probe = Sequence {
+                commands: shorter.commands[..k].to_vec(),
+                ..shorter.clone()
+            };
+            let mut named: Vec<&crate::fuzz::sequence::PathSpec> = Vec::new();
+            for p in shorter.commands[..k].iter().flat_map(CommandSpec::paths) {
+                if !named.contains(&p) {
+                    named.push(p);
+                }
+            }
+            probe
+                .commands
+                .extend(named.into_iter().map(|p| CommandSpec::View {
+                    path: p.clone(),
+                    range: None,
+                }));
+            probe
+                .commands
+                .truncate(crate::fuzz::sequence::MAX_COMMANDS);
+            if let Some(c) = other(self.evaluate(&probe, id).judged) {
+                return c;
             }
         }
-        let views: Vec<CommandSpec> = named
-            .into_iter()
-            .map(|p| CommandSpec::View {
-                path: p.clone(),
-                range: None,
-            })
-            .collect();
-        shorter.commands.extend(views);
-        shorter
-            .commands
-            .truncate(crate::fuzz::sequence::MAX_COMMANDS);
-        other(self.evaluate(&shorter, id).judged).flatten()
+        None
     }
 }
 
