@@ -129,7 +129,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "{out}"
     );
     assert!(
-        lines[0].contains("first in sequence 943; 3 commands, shrunk from "),
+        lines[0].contains("first in sequence 677; 3 commands, shrunk from "),
         "{out}"
     );
     assert!(!out.contains("FINDING 2"), "{out}");
@@ -199,17 +199,17 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
             &[],
             "100",
-            "FINDING 1: UNSAFE host-path-disclosed (met 13 times, first in sequence 33; 2 commands, shrunk from 4)",
-            2,
+            "FINDING 1: UNSAFE host-path-disclosed (met 9 times, first in sequence 41; 1 command, shrunk from 3)",
+            1,
             "host-path-disclosed",
         ),
         (
             "fixtures/handlers/flawed/decode_after_check.py:DecodeAfterCheckMemoryTool",
             &[],
-            "200",
-            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 150; 1 command, shrunk from 7)",
+            "50",
+            "FINDING 1: UNSAFE outside-touched (met 7 times, first in sequence 2; 1 command, shrunk from 1)",
             1,
-            "outside-changed",
+            "outside-read",
         ),
         (
             "fixtures/handlers/flawed/alias_casefold.py:AliasCasefoldMemoryTool",
@@ -222,8 +222,8 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
         (
             "fixtures/handlers/flawed/nfc_check_raw_use.py:NfcCheckRawUseMemoryTool",
             &[],
-            "280",
-            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 273; 1 command, shrunk from 3)",
+            "760",
+            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 753; 1 command, shrunk from 2)",
             1,
             "outside-read",
         ),
@@ -337,14 +337,15 @@ fn the_corpus_is_kept_between_runs() {
     )
     .unwrap();
     // The same input one level up, which the generator makes: read (after the kept ones, in
-    // name order, so `--runs kept` does not reach it).
+    // name order, so `--runs 38+kept` does not reach it).
     std::fs::write(
         corpus.join("ok.json"),
         r#"{"format": "memcert-fuzz-input/1", "sequence": {"layout": 0, "profile": 0, "commands": [{"create": {"path": {"rooted": false, "tokens": [{"raw": "/memories/../outside/canary.txt"}]}, "text": {"fixed": 1}}}]}}"#,
     )
     .unwrap();
     std::fs::write(corpus.join("notes.txt"), "not an input").unwrap();
-    let runs = kept.to_string();
+    // The 38 built-in first inputs run before the corpus, as in the first run.
+    let runs = (38 + kept).to_string();
     let (code, out, err) = memcert(&["fuzz", "--runs", &runs, "--jobs", "1", "--corpus", c]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(

@@ -432,9 +432,7 @@ impl Fuzzer<'_> {
                     path: p.clone(),
                     range: None,
                 }));
-            probe
-                .commands
-                .truncate(crate::fuzz::sequence::MAX_COMMANDS);
+            probe.commands.truncate(crate::fuzz::sequence::MAX_COMMANDS);
             if let Some(c) = other(self.evaluate(&probe, id).judged) {
                 return c;
             }
