@@ -530,6 +530,65 @@ fn note(b: Branch, reply: &Reply) -> &'static str {
     }
 }
 
+/// The setup and model entries of `seq`'s layout ([`LAYOUT`] and the search's own hazards),
+/// planted in `model`, and the planted hazards' paths; nothing in black-box mode.
+fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> (Vec<Fs>, Vec<&'static str>) {
+    let mut setup = Vec::new();
+    let mut hazards = Vec::new();
+    if black_box {
+        return (setup, hazards);
+    }
+    let items = LAYOUT
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| seq.layout & (1 << i) != 0)
+        .map(|(_, item)| planted(item))
+        .chain(
+            [DEVICE_BIT, NFD_LINK_BIT]
+                .into_iter()
+                .filter(|bit| seq.layout & (1 << bit) != 0)
+                .flat_map(extra),
+        );
+    for (fs, path, entry) in items {
+        if !matches!(entry, Entry::File(_) | Entry::Dir(_)) {
+            hazards.push(path);
+        }
+        if model.plant(path, entry).is_ok() {
+            setup.push(fs);
+        }
+    }
+    (setup, hazards)
+}
+
+/// Black-box mode checks no store on disk: a view of every file the model holds (plain
+/// names, at most [`END_VIEWS`]) reads it back through the handler instead; pushed to
+/// `steps` and `plans`.
+fn end_views(
+    model: &mut Model,
+    hazards: &[&str],
+    steps: &mut Vec<Step>,
+    plans: &mut Vec<StepPlan>,
+) {
+    let mut files = Vec::new();
+    files_of(model.root(), "/memories", &mut files);
+    for path in files.into_iter().filter(|p| plain(p)).take(END_VIEWS) {
+        let input = json!({"command": "view", "path": path});
+        let outcome = model.outcome(&input);
+        let others = others(&outcome, &input, hazards, Twin::default());
+        steps.push(Step {
+            input,
+            accept: vec![Accept {
+                verdict: Verdict::Pass,
+                reply: Reply::Exact(outcome.clone()),
+                profiles: Vec::new(),
+                note: "as the documented model answers (a view of a file the model holds, at the end: black-box mode)".into(),
+            }],
+            tests_view_format: false,
+        });
+        plans.push(StepPlan { outcome, others });
+    }
+}
+
 /// Plan `seq` on `branches` (missing ones are [`Branch::Model`]) in `profile`, as case
 /// `fuzz/<id>`.
 ///
@@ -547,33 +606,7 @@ pub fn plan(
     black_box: bool,
 ) -> Plan {
     let mut model = Model::new(profile, Options::default(), DirSizes::Tmpfs);
-    let mut setup = Vec::new();
-    let mut hazards = Vec::new();
-    for (i, item) in LAYOUT.iter().enumerate() {
-        if black_box || seq.layout & (1 << i) == 0 {
-            continue;
-        }
-        let (fs, path, entry) = planted(item);
-        if !matches!(entry, Entry::File(_) | Entry::Dir(_)) {
-            hazards.push(path);
-        }
-        if model.plant(path, entry).is_ok() {
-            setup.push(fs);
-        }
-    }
-    for bit in [DEVICE_BIT, NFD_LINK_BIT] {
-        if black_box || seq.layout & (1 << bit) == 0 {
-            continue;
-        }
-        for (fs, path, entry) in extra(bit) {
-            if !matches!(entry, Entry::File(_) | Entry::Dir(_)) {
-                hazards.push(path);
-            }
-            if model.plant(path, entry).is_ok() {
-                setup.push(fs);
-            }
-        }
-    }
+    let (setup, hazards) = lay_out(seq, black_box, &mut model);
     let mut steps = Vec::new();
     let mut plans = Vec::new();
     let mut known = true;
@@ -647,27 +680,8 @@ pub fn plan(
             break;
         }
     }
-    // Black-box mode checks no store on disk: a view of every file the model holds (plain
-    // names, at most END_VIEWS) reads it back through the handler instead.
     if black_box && known {
-        let mut files = Vec::new();
-        files_of(model.root(), "/memories", &mut files);
-        for path in files.into_iter().filter(|p| plain(p)).take(END_VIEWS) {
-            let input = json!({"command": "view", "path": path});
-            let outcome = model.outcome(&input);
-            let others = others(&outcome, &input, &hazards, Twin::default());
-            steps.push(Step {
-                input,
-                accept: vec![Accept {
-                    verdict: Verdict::Pass,
-                    reply: Reply::Exact(outcome.clone()),
-                    profiles: Vec::new(),
-                    note: "as the documented model answers (a view of a file the model holds, at the end: black-box mode)".into(),
-                }],
-                tests_view_format: false,
-            });
-            plans.push(StepPlan { outcome, others });
-        }
+        end_views(&mut model, &hazards, &mut steps, &mut plans);
     }
     let checks = if known {
         checks(&model, &steps, &setup, &maybe)
