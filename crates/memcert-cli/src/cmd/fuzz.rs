@@ -406,6 +406,13 @@ fn print_found(n: usize, f: &Found) {
         if shrunk == 1 { "" } else { "s" },
         f.unshrunk_commands
     ));
+    if !f.also.is_empty() {
+        let also: Vec<String> = f.also.iter().map(ToString::to_string).collect();
+        out(&format!(
+            "  also counted here (later symptoms of this flaw): {}",
+            also.join("; ")
+        ));
+    }
     for line in f.story() {
         out(&line);
     }

@@ -7,10 +7,9 @@
 //! One sandbox is kept per process (reset by undo, [`crate::certify::Lane`]): per input the
 //! store is emptied and planted, the commands sent inside an inotify window on the outside, and
 //! the store walked for the checks. An input whose replies take an accepted branch (an
-//! overwrite, a refused unusual name) runs once more per branch; a layout that plants the
-//! outside hard link gets a sandbox of its own. On the reference handler, about 300 inputs a
-//! second without a sanitizer, 80 with the address sanitizer and debug assertions
-//! (fuzz/README.md).
+//! overwrite, a refused unusual name) runs once more per branch. On the reference handler,
+//! about 300 inputs a second without a sanitizer, 80 with the address sanitizer and debug
+//! assertions (fuzz/README.md).
 //!
 //! # Ambient authority
 //! The scratch folder the sandboxes are made in is made by host path, in the folder
@@ -24,6 +23,9 @@
 //!   handler over a database: `memcert fuzz --memory-dir-unknown` behind the stdio protocol).
 //! - A handler that keeps state outside the value `make` returns (a global cache) carries it
 //!   from one case to the next, where the model does not expect it.
+//! - Decoded inputs are not bounded: a path may take any number of `..` steps or raw
+//!   spellings, so a handler with a traversal flaw can be driven above the
+//!   sandbox, to wherever this process may write. Fuzz such a handler as a process, contained.
 
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
@@ -61,7 +63,9 @@ const STALE_PREFIX: &str = "memcert-diff-";
 /// - `data`, the fuzzer's bytes, is decoded with `arbitrary` into a
 ///   [`Sequence`](super::sequence::Sequence): which items of the planted
 ///   [`LAYOUT`](super::sequence::LAYOUT) the store holds (files, a folder, links inside, outside
-///   and dangling, a FIFO, a hard link to an outside canary, a file over the size limit) and up
+///   and dangling, a FIFO, a hard link to an outside canary, a file over the size limit; the
+///   search's own character device 1:5 where one can be planted, and a link under an NFD
+///   name: [`super::search::plan::DEVICE_BIT`]) and up
 ///   to [`MAX_COMMANDS`](super::sequence::MAX_COMMANDS) (16) commands. Bytes that do not decode
 ///   are skipped. Needs the `arbitrary` feature.
 ///

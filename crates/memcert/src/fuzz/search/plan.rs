@@ -121,8 +121,9 @@ fn planted(item: &Plant) -> (Fs, &'static str, Entry) {
 }
 
 /// [`Sequence::layout`] bit of a character device 1:5 (a `/dev/zero`, reads never end) at
-/// [`DEVICE_PATH`] (bug:B17). The search plants it beyond [`LAYOUT`] (the `cargo fuzz` harness
-/// does not), and only where [`devices_plantable`] says a planted device can be opened.
+/// [`DEVICE_PATH`] (bug:B17). Planted by the search's plans beyond [`LAYOUT`] (so by
+/// `memcert fuzz` and [`crate::fuzz::differential`], not by the `command_sequence` harness),
+/// and only where [`devices_plantable`] says a planted device can be opened.
 pub const DEVICE_BIT: usize = 14;
 /// Where [`DEVICE_BIT`] plants the device.
 pub const DEVICE_PATH: &str = "/memories/zero";
@@ -157,13 +158,17 @@ fn extra(bit: usize) -> Vec<(Fs, &'static str, Entry)> {
 }
 
 /// Whether this process can plant a character device that opens as one, checked once: a
-/// `mknod` of 1:5 in a fresh temporary folder (made and removed by handle) on a filesystem not
-/// mounted `nodev`, the folder `certify`'s sandboxes are made in. Without `CAP_MKNOD` (not
-/// root) the search never plants [`DEVICE_BIT`], as `certify` SKIPs its device cases.
+/// `mknod` of 1:5 in a fresh folder (made and removed by handle) in the folder sandboxes are
+/// made in by default ([`crate::attack::sandbox::default_parent`]: `$TMPDIR`, else `/dev/shm`
+/// when roomy), on a filesystem not mounted `nodev`. Without `CAP_MKNOD` (not root), or on a
+/// `nodev` mount, the search never plants [`DEVICE_BIT`], as `certify` SKIPs its device cases;
+/// a case that is SKIPPED anyway (a handler's own scratch folder elsewhere) is run again
+/// without the device ([`super::Fuzzer`]).
 pub fn devices_plantable() -> bool {
     static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *CAN.get_or_init(|| {
-        let Ok(tmp) = crate::scratch::Scratch::new("memcert-device-probe-") else {
+        let parent = crate::attack::sandbox::default_parent();
+        let Ok(tmp) = crate::scratch::Scratch::new_in(parent, "memcert-device-probe-") else {
             return false;
         };
         let nodev = rustix::fs::statvfs(tmp.path()).map_or(true, |s| {
@@ -354,6 +359,35 @@ fn twin_of(model: &Model, path: &str) -> bool {
             None => {
                 let key = fold(name);
                 return dir.keys().any(|k| k != name && fold(k) == key);
+            }
+        }
+    }
+    false
+}
+
+/// Whether every lossy twin ([`twin_of`]) of the first absent name of `path` is, like that
+/// name, plain ([`plain`]): names within `A-Za-z0-9._-` that differ by case or by `.`/`-`/`_`
+/// are distinct names on any store the doc describes, so a file left under one is a finding.
+fn plain_twins(model: &Model, path: &str) -> bool {
+    let Ok(v) = VPath::parse(path) else {
+        return false;
+    };
+    let mut dir = model.root();
+    let mut at = String::from("/memories");
+    for name in v.components() {
+        at.push('/');
+        at.push_str(name);
+        match dir.get(name.as_str()) {
+            Some(Entry::Dir(d)) => dir = d,
+            Some(_) => return false,
+            None => {
+                let key = fold(name);
+                let plain_name = |n: &str| plain(&format!("/memories/{n}"));
+                return plain_name(name)
+                    && dir
+                        .keys()
+                        .filter(|k| *k != name && fold(k) == key)
+                        .all(|k| plain_name(k));
             }
         }
     }
@@ -757,7 +791,7 @@ fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Left]) -> Vec<Ch
             // and an absent name may hold what was made under its lossy twin: what is on disk
             // under either spelling is then not a finding.
             let respelt = (expect != Expected::Absent && !plain(&path))
-                || (expect == Expected::Absent && twin_of(model, &path));
+                || (expect == Expected::Absent && twin_of(model, &path) && !plain_twins(model, &path));
             Some(Check {
                 what: if left_folder {
                     format!("{path} is absent (no folder is left by a refused command)")
@@ -1071,6 +1105,25 @@ mod tests {
             vec![
                 ("/memories/a.txt".to_owned(), Verdict::NonStrict),
                 ("/memories/a.txt ".to_owned(), Verdict::NonStrict)
+            ]
+        );
+        // Twins that are both plain (case) are distinct names: what is left under the absent
+        // one is a finding.
+        let mut seq = create("a.txt");
+        seq.commands.push(CommandSpec::Delete {
+            path: at(vec![PathToken::Raw("/A.txt".into())]),
+        });
+        let checks: Vec<(String, Verdict)> = plan(&seq, &[], Profile::Docs, "t", false)
+            .case
+            .checks
+            .into_iter()
+            .map(|c| (c.path, c.verdict))
+            .collect();
+        assert_eq!(
+            checks,
+            vec![
+                ("/memories/A.txt".to_owned(), Verdict::Fail),
+                ("/memories/a.txt".to_owned(), Verdict::Fail)
             ]
         );
     }
