@@ -53,39 +53,22 @@ impl CaseList for [Case] {
     }
 }
 
-impl CaseList for Vec<Case> {
+/// A `Vec<Case>` or a `[Case; N]`: as its slice.
+impl<T: AsRef<[Case]> + Sync> CaseList for T {
     fn len(&self) -> usize {
-        self.as_slice().len()
+        self.as_ref().len()
     }
 
     fn case(&self, i: usize) -> Option<Cow<'_, Case>> {
-        self.as_slice().case(i)
+        self.as_ref().case(i)
     }
 
     fn id(&self, i: usize) -> Option<Cow<'_, str>> {
-        self.as_slice().id(i)
+        self.as_ref().id(i)
     }
 
     fn is_race(&self, i: usize) -> bool {
-        self.as_slice().is_race(i)
-    }
-}
-
-impl<const N: usize> CaseList for [Case; N] {
-    fn len(&self) -> usize {
-        N
-    }
-
-    fn case(&self, i: usize) -> Option<Cow<'_, Case>> {
-        self.as_slice().case(i)
-    }
-
-    fn id(&self, i: usize) -> Option<Cow<'_, str>> {
-        self.as_slice().id(i)
-    }
-
-    fn is_race(&self, i: usize) -> bool {
-        self.as_slice().is_race(i)
+        self.as_ref().is_race(i)
     }
 }
 
