@@ -133,10 +133,7 @@ pub fn seeds() -> Vec<Sequence> {
             layout: 0b11,
             profile: 0,
             commands: vec![CommandSpec::View {
-                path: PathSpec {
-                    rooted: false,
-                    tokens: vec![PathToken::Raw(text.clone())],
-                },
+                path: PathSpec::raw(text.clone()),
                 range: None,
             }],
         })
@@ -196,10 +193,7 @@ fn payload(rng: &mut fastrand::Rng) -> Option<PathSpec> {
     } else {
         &all.others[rng.usize(..all.others.len())]
     };
-    Some(PathSpec {
-        rooted: false,
-        tokens: vec![PathToken::Raw(text.clone())],
-    })
+    Some(PathSpec::raw(text.clone()))
 }
 
 /// When there is an earlier command: its path (45%), that path's parent (20%: a folder
@@ -387,10 +381,7 @@ pub const TWINS: [(&str, &str); 6] = [
 fn twin_chain(rng: &mut fastrand::Rng) -> Sequence {
     let (a, b) = TWINS[rng.usize(..TWINS.len())];
     let (a, b) = if rng.bool() { (a, b) } else { (b, a) };
-    let at = |p: &str| PathSpec {
-        rooted: false,
-        tokens: vec![PathToken::Raw(p.to_owned())],
-    };
+    let at = |p: &str| PathSpec::raw(p);
     let first = rng.u8(..);
     let mut commands = vec![
         CommandSpec::Create {
@@ -496,10 +487,7 @@ fn planted_path(p: &Plant) -> &'static str {
 /// link, a view of a FIFO, a create below a link to the outside.
 fn hazard_chain(rng: &mut fastrand::Rng) -> Sequence {
     let bit = HAZARD_BITS[rng.usize(..HAZARD_BITS.len())];
-    let at = PathSpec {
-        rooted: false,
-        tokens: vec![PathToken::Raw(hazard_path(bit).to_owned())],
-    };
+    let at = PathSpec::raw(hazard_path(bit));
     let mut commands = Vec::new();
     for _ in 0..rng.usize(2..=4) {
         let mut p = at.clone();
@@ -682,10 +670,7 @@ mod tests {
             profile: 0,
             commands: vec![CommandSpec::Create { path, text }],
         };
-        let raw = |t: &str| PathSpec {
-            rooted: false,
-            tokens: vec![PathToken::Raw(t.into())],
-        };
+        let raw = |t: &str| PathSpec::raw(t);
         assert!(drawable(&one(
             raw("/memories/../outside/canary.txt"),
             TextSpec::Fixed(1)

@@ -343,55 +343,45 @@ fn fold(name: &str) -> String {
         .collect()
 }
 
-/// Whether `path` names something absent from `model` where a folder on its way holds another
-/// name that folds ([`fold`]) to the same key as the first absent name: a store whose keys
-/// are lossy may take the one for the other (`certify`'s `alias/*` cases accept a refusal, and
-/// grade reading one through the other NON-STRICT).
-fn twin_of(model: &Model, path: &str) -> bool {
-    let Ok(v) = VPath::parse(path) else {
-        return false;
-    };
+/// The first name of `path` absent from `model`, with the other names its folder holds that
+/// fold ([`fold`]) to the same key: its lossy twins. `None` when every name is there, or the
+/// path is not valid or runs through a file.
+fn absent_twins<'m>(model: &'m Model, path: &str) -> Option<(String, Vec<&'m str>)> {
+    let v = VPath::parse(path).ok()?;
     let mut dir = model.root();
     for name in v.components() {
         match dir.get(name.as_str()) {
             Some(Entry::Dir(d)) => dir = d,
-            Some(_) => return false,
+            Some(_) => return None,
             None => {
                 let key = fold(name);
-                return dir.keys().any(|k| k != name && fold(k) == key);
+                let twins = dir
+                    .keys()
+                    .filter(|k| *k != name && fold(k) == key)
+                    .map(String::as_str)
+                    .collect();
+                return Some((name.clone(), twins));
             }
         }
     }
-    false
+    None
 }
 
-/// Whether every lossy twin ([`twin_of`]) of the first absent name of `path` is, like that
-/// name, plain ([`plain`]): names within `A-Za-z0-9._-` that differ by case or by `.`/`-`/`_`
-/// are distinct names on any store the doc describes, so a file left under one is a finding.
+/// Whether `path` names something absent from `model` that has a lossy twin
+/// ([`absent_twins`]): a store whose keys are lossy may take the one for the other
+/// (`certify`'s `alias/*` cases accept a refusal, and grade reading one through the other
+/// NON-STRICT).
+fn twin_of(model: &Model, path: &str) -> bool {
+    absent_twins(model, path).is_some_and(|(_, twins)| !twins.is_empty())
+}
+
+/// Whether the first absent name of `path` and all its lossy twins are plain ([`plain`]):
+/// names within `A-Za-z0-9._-` that differ by case or by `.`/`-`/`_` are distinct names on any
+/// store the doc describes, so a file left under one is a finding.
 fn plain_twins(model: &Model, path: &str) -> bool {
-    let Ok(v) = VPath::parse(path) else {
-        return false;
-    };
-    let mut dir = model.root();
-    let mut at = String::from("/memories");
-    for name in v.components() {
-        at.push('/');
-        at.push_str(name);
-        match dir.get(name.as_str()) {
-            Some(Entry::Dir(d)) => dir = d,
-            Some(_) => return false,
-            None => {
-                let key = fold(name);
-                let plain_name = |n: &str| plain(&format!("/memories/{n}"));
-                return plain_name(name)
-                    && dir
-                        .keys()
-                        .filter(|k| *k != name && fold(k) == key)
-                        .all(|k| plain_name(k));
-            }
-        }
-    }
-    false
+    let plain_name = |n: &str| plain(&format!("/memories/{n}"));
+    absent_twins(model, path)
+        .is_some_and(|(name, twins)| plain_name(&name) && twins.into_iter().all(plain_name))
 }
 
 /// The path a create makes (a rename's `new_path`), and the paths a command reads or changes
@@ -915,10 +905,7 @@ mod tests {
                 layout: 0b11,
                 profile: 0,
                 commands: vec![CommandSpec::Delete {
-                    path: PathSpec {
-                        rooted: false,
-                        tokens: vec![PathToken::Raw(spelling.into())],
-                    },
+                    path: PathSpec::raw(spelling),
                 }],
             };
             let p = plan(&seq, &[], Profile::Docs, "t", false);
@@ -938,10 +925,7 @@ mod tests {
     #[test]
     fn a_lossy_twin_may_be_refused_or_read_through() {
         let create = |p: &str| CommandSpec::Create {
-            path: PathSpec {
-                rooted: false,
-                tokens: vec![PathToken::Raw(p.into())],
-            },
+            path: PathSpec::raw(p),
             text: TextSpec::Fixed(1),
         };
         let seq = Sequence {
@@ -955,10 +939,7 @@ mod tests {
         // An NFKC twin (U+2024 ONE DOT LEADER is a dot) made, then a view of the absent plain
         // spelling: the store may read it through the twin.
         let view = |p: &str| CommandSpec::View {
-            path: PathSpec {
-                rooted: false,
-                tokens: vec![PathToken::Raw(p.into())],
-            },
+            path: PathSpec::raw(p),
             range: None,
         };
         let seq = Sequence {
@@ -1009,10 +990,7 @@ mod tests {
     #[test]
     fn the_extra_hazards_are_planted_and_refused() {
         let view = |p: &str| CommandSpec::View {
-            path: PathSpec {
-                rooted: false,
-                tokens: vec![PathToken::Raw(p.into())],
-            },
+            path: PathSpec::raw(p),
             range: None,
         };
         let seq = Sequence {
@@ -1066,14 +1044,15 @@ mod tests {
                 text: TextSpec::Fixed(1),
             }],
         };
-        let verdicts = |name: &str| -> Vec<(String, Verdict)> {
-            plan(&create(name), &[], Profile::Docs, "t", false)
+        let checks_of = |seq: &Sequence| -> Vec<(String, Verdict)> {
+            plan(seq, &[], Profile::Docs, "t", false)
                 .case
                 .checks
                 .into_iter()
                 .map(|c| (c.path, c.verdict))
                 .collect()
         };
+        let verdicts = |name: &str| checks_of(&create(name));
         assert_eq!(
             verdicts("e\u{2024}"),
             vec![("/memories/e\u{2024}".to_owned(), Verdict::NonStrict)]
@@ -1094,14 +1073,8 @@ mod tests {
         seq.commands.push(CommandSpec::Delete {
             path: at(vec![PathToken::Raw("/a.txt".into())]),
         });
-        let checks: Vec<(String, Verdict)> = plan(&seq, &[], Profile::Docs, "t", false)
-            .case
-            .checks
-            .into_iter()
-            .map(|c| (c.path, c.verdict))
-            .collect();
         assert_eq!(
-            checks,
+            checks_of(&seq),
             vec![
                 ("/memories/a.txt".to_owned(), Verdict::NonStrict),
                 ("/memories/a.txt ".to_owned(), Verdict::NonStrict)
@@ -1113,14 +1086,8 @@ mod tests {
         seq.commands.push(CommandSpec::Delete {
             path: at(vec![PathToken::Raw("/A.txt".into())]),
         });
-        let checks: Vec<(String, Verdict)> = plan(&seq, &[], Profile::Docs, "t", false)
-            .case
-            .checks
-            .into_iter()
-            .map(|c| (c.path, c.verdict))
-            .collect();
         assert_eq!(
-            checks,
+            checks_of(&seq),
             vec![
                 ("/memories/A.txt".to_owned(), Verdict::Fail),
                 ("/memories/a.txt".to_owned(), Verdict::Fail)

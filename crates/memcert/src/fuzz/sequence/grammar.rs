@@ -154,6 +154,14 @@ pub struct PathSpec {
 }
 
 impl PathSpec {
+    /// A path that is this text as is (one [`PathToken::Raw`], not rooted).
+    pub fn raw(text: impl Into<String>) -> PathSpec {
+        PathSpec {
+            rooted: false,
+            tokens: vec![PathToken::Raw(text.into())],
+        }
+    }
+
     /// The path string.
     pub fn render(&self) -> String {
         let mut s = String::new();
