@@ -64,11 +64,6 @@ fn cpu_time() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
-/// Worker `i`'s share of `total` sequences over `workers` (as `memcert fuzz` shares them).
-fn share(total: u64, workers: u64, i: u64) -> u64 {
-    total / workers + u64::from(i < total % workers)
-}
-
 /// Search `sequences` sequences with `jobs` workers, each over a handler `spec` starts.
 fn run(spec: &HandlerSpec, jobs: u64, sequences: u64) -> Figures {
     let config = Config {
@@ -88,6 +83,7 @@ fn run(spec: &HandlerSpec, jobs: u64, sequences: u64) -> Figures {
             .unwrap_or_else(|e| panic!("the handler did not start: {e}"))
         })
         .collect();
+    let seeds = &memcert::fuzz::search::generate::seeds();
     let cpu = cpu_time();
     let started = Instant::now();
     let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
@@ -99,11 +95,9 @@ fn run(spec: &HandlerSpec, jobs: u64, sequences: u64) -> Figures {
                 scope.spawn(move || {
                     let target = s.target.as_mut();
                     let (startup, _) = probe_startup(target, config);
-                    let settings = Settings {
-                        runs: Some(share(sequences, jobs, i as u64)),
-                        seed: SEED + i as u64,
-                        ..Settings::default()
-                    };
+                    // As `memcert fuzz` shares out its runs and its built-in inputs.
+                    let settings =
+                        Settings::worker(Some(sequences), SEED, jobs, i as u64, seeds, &[]);
                     Fuzzer::new(target, config, startup).search(&settings, &mut |_| {})
                 })
             })

@@ -106,14 +106,8 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
                 let config = &config;
                 let corpus_dir = corpus_dir.as_ref();
                 let settings = Settings {
-                    runs: runs.map(|r| share(r, workers, i as u64)),
                     duration,
-                    seed: args.seed.wrapping_add(i as u64),
-                    initial: share_out(&built_in, workers, i)
-                        .chain(share_out(&corpus, workers, i))
-                        .collect(),
-                    built_in: share_out(&built_in, workers, i).count(),
-                    ..Settings::default()
+                    ..Settings::worker(runs, args.seed, workers, i as u64, &built_in, &corpus)
                 };
                 scope.spawn(move || {
                     let target = started.target.as_mut();
@@ -196,15 +190,6 @@ const CORPUS_BYTES_MAX: u64 = 64 * 1024 * 1024;
 struct CorpusFile {
     format: String,
     sequence: Sequence,
-}
-
-/// Worker `i`'s share of `inputs` among `workers`: every `workers`-th from the `i`-th.
-fn share_out(inputs: &[Sequence], workers: u64, i: usize) -> impl Iterator<Item = Sequence> + '_ {
-    inputs
-        .iter()
-        .skip(i)
-        .step_by(usize::try_from(workers).unwrap_or(1).max(1))
-        .cloned()
 }
 
 /// The inputs of `--corpus`, in file-name order: every `*.json` entry that is a regular file
@@ -362,11 +347,6 @@ fn save(dir: &cap_std::fs::Dir, found: &[Found]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Worker `i`'s share of `total` sequences over `workers`.
-fn share(total: u64, workers: u64, i: u64) -> u64 {
-    total / workers + u64::from(i < total % workers)
 }
 
 /// The workers' outcomes as one: the findings joined per flaw

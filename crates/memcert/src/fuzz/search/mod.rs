@@ -71,6 +71,41 @@ pub struct Settings {
     pub built_in: usize,
 }
 
+impl Settings {
+    /// Worker `i`'s settings among `workers` (`memcert fuzz --jobs N`): its share of `runs`
+    /// (the first `runs % workers` workers take one more), seed `seed + i`, and every
+    /// `workers`-th of `built_in` ([`generate::seeds`]) then of `corpus` from the `i`-th, as
+    /// its [`Settings::initial`]. Worker 0 of 1 gets them all.
+    pub fn worker(
+        runs: Option<u64>,
+        seed: u64,
+        workers: u64,
+        i: u64,
+        built_in: &[Sequence],
+        corpus: &[Sequence],
+    ) -> Settings {
+        let workers = workers.max(1);
+        let share_out = |inputs: &[Sequence]| -> Vec<Sequence> {
+            inputs
+                .iter()
+                .skip(usize::try_from(i).unwrap_or(usize::MAX))
+                .step_by(usize::try_from(workers).unwrap_or(1))
+                .cloned()
+                .collect()
+        };
+        let mut initial = share_out(built_in);
+        let built_in = initial.len();
+        initial.extend(share_out(corpus));
+        Settings {
+            runs: runs.map(|r| r / workers + u64::from(i < r % workers)),
+            seed: seed.wrapping_add(i),
+            initial,
+            built_in,
+            ..Settings::default()
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
@@ -707,6 +742,28 @@ fn keys(j: &Judgement) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Worker shares: runs split with the remainder to the first workers, seeds counted up,
+    /// built-in inputs first then the corpus, every `workers`-th of each.
+    #[test]
+    fn a_worker_takes_its_share_of_runs_seeds_and_inputs() {
+        let seq = |n: u16| Sequence {
+            layout: n,
+            profile: 0,
+            commands: Vec::new(),
+        };
+        let built_in: Vec<Sequence> = (0..3).map(seq).collect();
+        let corpus: Vec<Sequence> = (10..14).map(seq).collect();
+        let w = |i| Settings::worker(Some(7), 5, 2, i, &built_in, &corpus);
+        let layouts = |s: &Settings| s.initial.iter().map(|q| q.layout).collect::<Vec<_>>();
+        let (a, b) = (w(0), w(1));
+        assert_eq!((a.runs, a.seed, a.built_in), (Some(4), 5, 2));
+        assert_eq!((b.runs, b.seed, b.built_in), (Some(3), 6, 1));
+        assert_eq!(layouts(&a), [0, 2, 10, 12]);
+        assert_eq!(layouts(&b), [1, 11, 13]);
+        let one = Settings::worker(None, 1, 1, 0, &built_in, &corpus);
+        assert_eq!((one.runs, one.built_in, one.initial.len()), (None, 3, 7));
+    }
 
     fn cause(kind: &str) -> Cause {
         Cause {
