@@ -377,14 +377,19 @@ fn merge(outcomes: Vec<Outcome>) -> (Vec<Found>, Stats, Duration) {
 fn print_found(n: usize, f: &Found) {
     let shrunk = f.plan.case.steps.len();
     out(&format!(
-        "FINDING {n}: {} (met {} time{}, first in sequence {}; {} command{}, shrunk from {})",
+        "FINDING {n}: {} (met {} time{}, first in sequence {}; {} command{}, shrunk from {}{})",
         f.cause,
         f.count,
         if f.count == 1 { "" } else { "s" },
         f.first_at,
         shrunk,
         if shrunk == 1 { "" } else { "s" },
-        f.unshrunk_commands
+        f.unshrunk_commands,
+        if f.shrink_cut {
+            "; shrinking was cut short: its budget, --duration or a signal"
+        } else {
+            ""
+        }
     ));
     if !f.also.is_empty() {
         let also: Vec<String> = f.also.iter().map(ToString::to_string).collect();

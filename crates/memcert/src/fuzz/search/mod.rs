@@ -168,6 +168,9 @@ pub struct Found {
     pub count: u64,
     /// Commands of the input first met, before shrinking.
     pub unshrunk_commands: usize,
+    /// Shrinking stopped before it was done (its budget of tries spent, the run stopped, or
+    /// `--duration` ran out): a smaller input may show the same cause.
+    pub shrink_cut: bool,
     /// The cause this finding's commands before its last one show (with a view of each path
     /// they name), when it is another cause not met yet: this finding is then a later symptom
     /// of that flaw, counted under it once it is met ([`merge_found`]).
@@ -299,9 +302,14 @@ impl<'a> Fuzzer<'a> {
     pub fn check(&mut self, seq: &Sequence, shrink_budget: usize) -> Checked {
         let j = self.evaluate(seq, "1");
         match j.judged.clone() {
-            Judged::Found(cause) => {
-                Checked::Found(Box::new(self.shrink(seq, &cause, j, 1, shrink_budget)))
-            }
+            Judged::Found(cause) => Checked::Found(Box::new(self.shrink(
+                seq,
+                &cause,
+                j,
+                1,
+                shrink_budget,
+                None,
+            ))),
             Judged::Error => Checked::Error(Box::new(j.record)),
             Judged::NonStrict | Judged::Pass | Judged::Replan(..) => Checked::Clean,
         }
@@ -353,7 +361,9 @@ impl<'a> Fuzzer<'a> {
                         out.found[i].count += 1;
                     } else {
                         events(Event::Met(&cause));
-                        let mut f = self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget);
+                        let deadline = settings.duration.map(|d| started + d);
+                        let mut f =
+                            self.shrink(&seq, &cause, j, n + 1, settings.shrink_budget, deadline);
                         match self.earlier_cause(&f, &id) {
                             // A consequence of a flaw an earlier command already shows: it
                             // counts there, now and when met again, without another shrink.
@@ -743,6 +753,63 @@ fn keys(j: &Judgement) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The reference, but every `view` answers "ok" as a success (FAIL on an absent path).
+    struct ViewSaysOk(crate::target::inproc::InProcess);
+
+    impl Target for ViewSaysOk {
+        fn describe(&self) -> String {
+            "view says ok".into()
+        }
+
+        fn reset(
+            &mut self,
+            base: &std::path::Path,
+            root: &std::path::Path,
+        ) -> Result<(), crate::target::TargetError> {
+            self.0.reset(base, root)
+        }
+
+        fn call(
+            &mut self,
+            input: &serde_json::Value,
+        ) -> Result<crate::protocol::ToolResult, crate::target::TargetError> {
+            if input["command"] == "view" {
+                return Ok(crate::protocol::ToolResult::ok("ok"));
+            }
+            self.0.call(input)
+        }
+    }
+
+    /// Two views of one absent file, shrunk with no deadline and with one already passed: the
+    /// first drops a command and says it finished; the second keeps both and says it was cut.
+    #[test]
+    fn a_shrink_past_its_deadline_keeps_what_it_has_and_says_so() {
+        let view = || CommandSpec::View {
+            path: crate::fuzz::sequence::PathSpec::raw("/memories/absent.txt"),
+            range: None,
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![view(), view()],
+        };
+        let config = Config::default();
+        let shrunk = |deadline: Option<Instant>| {
+            let mut target = ViewSaysOk(crate::target::inproc::InProcess::reference(
+                crate::text::Profile::Docs,
+            ));
+            let mut f = Fuzzer::new(&mut target, &config, Startup::default());
+            let j = f.evaluate(&seq, "t");
+            let Judged::Found(cause) = j.judged.clone() else {
+                panic!("not found: {:?}", j.judged);
+            };
+            let found = f.shrink(&seq, &cause, j, 1, 400, deadline);
+            (found.sequence.commands.len(), found.shrink_cut)
+        };
+        assert_eq!(shrunk(None), (1, false));
+        assert_eq!(shrunk(Some(Instant::now())), (2, true));
+    }
+
     /// Worker shares: runs split with the remainder to the first workers, seeds counted up,
     /// built-in inputs first then the corpus, every `workers`-th of each.
     #[test]
@@ -832,6 +899,7 @@ mod tests {
             first_at,
             count,
             unshrunk_commands: commands,
+            shrink_cut: false,
             follows: follows.map(cause),
             also: Vec::new(),
         }

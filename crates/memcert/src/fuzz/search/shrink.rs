@@ -2,12 +2,19 @@
 //! down to single commands), then the planted layout item by item, then each path's tokens
 //! one by one. A smaller input is kept when it still shows the same [`Cause`]; every try is a
 //! full judged run ([`Fuzzer::evaluate`]), so the shrunk input's case is the one replayed.
+//! Shrinking stops early, keeping the smallest input so far, when its budget of tries is spent,
+//! the run is stopped (a signal) or `--duration` has run out: a handler whose every try hangs
+//! until `--timeout` does not hold the run past its deadline for hundreds of tries.
+
+use std::time::Instant;
 
 use super::{Cause, Found, Fuzzer, Judged, Judgement};
 use crate::fuzz::sequence::Sequence;
 
 impl Fuzzer<'_> {
-    /// Shrink `seq`, first met as `first` (sequence `at`) with `cause`, within `budget` tries.
+    /// Shrink `seq`, first met as `first` (sequence `at`) with `cause`, within `budget` tries
+    /// and before `deadline` (none: no limit) or a stop of the run; [`Found::shrink_cut`] says
+    /// whether one of those ended it before it was done.
     pub(super) fn shrink(
         &mut self,
         seq: &Sequence,
@@ -15,6 +22,7 @@ impl Fuzzer<'_> {
         first: Judgement,
         at: u64,
         budget: usize,
+        deadline: Option<Instant>,
     ) -> Found {
         let unshrunk_commands = first.plan.case.steps.len();
         let mut best = seq.clone();
@@ -22,9 +30,14 @@ impl Fuzzer<'_> {
         best.commands.truncate(unshrunk_commands.max(1));
         let mut kept = first;
         let mut tries = 0;
+        let mut cut = false;
         let id = format!("shrunk-{at}");
         let mut attempt = |f: &mut Self, s: &Sequence| -> Option<Judgement> {
-            if tries >= budget {
+            if tries >= budget
+                || f.config.stop.reason().is_some()
+                || deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                cut = true;
                 return None;
             }
             tries += 1;
@@ -93,6 +106,7 @@ impl Fuzzer<'_> {
             first_at: at,
             count: 1,
             unshrunk_commands,
+            shrink_cut: cut,
             follows: None,
             also: Vec::new(),
         }
