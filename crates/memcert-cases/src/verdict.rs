@@ -432,7 +432,21 @@ fn compare_listing(
         notes.push(format!("the listed folder {own} itself is not shown"));
     }
     for e in entries {
-        match got.iter().find(|g| g.path == e.path) {
+        // A listing's line ends where its name ends: a trailing space of a name cannot be told
+        // from the line's end in a listing of other words, which is then read as without it.
+        let trimmed = e.path.trim_end();
+        let found = got.iter().find(|g| g.path == e.path).or_else(|| {
+            (trimmed.len() < e.path.len() && !entries.iter().any(|o| o.path == trimmed))
+                .then(|| got.iter().find(|g| g.path == trimmed))
+                .flatten()
+        });
+        if found.is_some_and(|g| g.path != e.path) {
+            let note = "the listing's words cannot show a name's trailing space".to_owned();
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+        match found {
             None => {
                 // A store that folds case shows the name it made of the one created.
                 let folded = got
@@ -466,10 +480,12 @@ fn compare_listing(
         .join("\n")
         .to_lowercase();
     let below = format!("{}/", own.trim_end_matches('/'));
-    for extra in got
-        .iter()
-        .filter(|g| g.path != own && !entries.iter().any(|e| e.path == g.path))
-    {
+    for extra in got.iter().filter(|g| {
+        g.path != own
+            && !entries
+                .iter()
+                .any(|e| e.path == g.path || e.path.trim_end() == g.path)
+    }) {
         let p = &extra.path;
         let rest = p.strip_prefix(below.as_str());
         let parts: Vec<&str> = rest.map(|r| r.split('/').collect()).unwrap_or_default();
@@ -856,6 +872,59 @@ mod tests {
         assert_eq!(
             g.note,
             "the reply names /memories/other.txt, the command's path is /memories/n.txt"
+        );
+    }
+
+    /// A name with a trailing space, in a listing of other words: read without it, NON-STRICT
+    /// with a note; a listing without the name at all is still FAIL, and so is one where the
+    /// trimmed name is another entry the model holds.
+    #[test]
+    fn a_trailing_space_lost_at_a_listing_line_end_is_non_strict() {
+        use serde_json::json;
+        let entry = |path: &str| ListEntry {
+            size: 17,
+            path: path.into(),
+            dir: false,
+        };
+        let outcome = |entries: Vec<ListEntry>| Outcome::ViewDir {
+            path: "/memories".into(),
+            size: 4096,
+            entries,
+        };
+        let dir = step(
+            json!({"command": "view", "path": "/memories"}),
+            outcome(vec![entry("/memories/a.txt ")]),
+        );
+        let g = grade(
+            &dir,
+            ToolResult::ok("Listing:\n- /memories (folder)\n- /memories/a.txt  (17 bytes)"),
+        );
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (
+                Verdict::NonStrict,
+                "the documented reply in other words (the listing's words cannot show a name's trailing space)"
+            )
+        );
+        let g = grade(
+            &dir,
+            ToolResult::ok("Listing:\n- /memories (folder)\n- /memories/b.txt (17 bytes)"),
+        );
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (Verdict::Fail, "the listing lacks /memories/a.txt ")
+        );
+        let both = step(
+            json!({"command": "view", "path": "/memories"}),
+            outcome(vec![entry("/memories/a.txt"), entry("/memories/a.txt ")]),
+        );
+        let g = grade(
+            &both,
+            ToolResult::ok("Listing:\n- /memories (folder)\n- /memories/a.txt (17 bytes)"),
+        );
+        assert_eq!(
+            (g.verdict, g.note.as_str()),
+            (Verdict::Fail, "the listing lacks /memories/a.txt ")
         );
     }
 
