@@ -433,11 +433,15 @@ fn compare_listing(
     }
     for e in entries {
         // A listing's line ends where its name ends: a trailing space of a name cannot be told
-        // from the line's end in a listing of other words, which is then read as without it.
-        let trimmed = e.path.trim_end();
+        // from the line's end in a listing of other words, which is read without it. A name
+        // with one is found when the listing shows at least as many entries of its trimmed
+        // spelling as the model holds (`a.txt` and `a.txt ` need two lines `a.txt`).
+        let key = e.path.trim_end();
         let found = got.iter().find(|g| g.path == e.path).or_else(|| {
-            (trimmed.len() < e.path.len() && !entries.iter().any(|o| o.path == trimmed))
-                .then(|| got.iter().find(|g| g.path == trimmed))
+            let held = entries.iter().filter(|o| o.path.trim_end() == key).count();
+            let shown = got.iter().filter(|g| g.path.trim_end() == key).count();
+            (key.len() < e.path.len() && shown >= held)
+                .then(|| got.iter().find(|g| g.path.trim_end() == key))
                 .flatten()
         });
         if found.is_some_and(|g| g.path != e.path) {
@@ -460,7 +464,7 @@ fn compare_listing(
                     None => format!("the listing lacks {}", e.path),
                 });
             }
-            Some(g) if g.slash && !e.dir => {
+            Some(g) if g.slash && !e.dir && g.path == e.path => {
                 return Err(format!("the listing shows the file {} as a folder", e.path))
             }
             Some(_) => {}
@@ -484,7 +488,7 @@ fn compare_listing(
         g.path != own
             && !entries
                 .iter()
-                .any(|e| e.path == g.path || e.path.trim_end() == g.path)
+                .any(|e| e.path == g.path || e.path.trim_end() == g.path.trim_end())
     }) {
         let p = &extra.path;
         let rest = p.strip_prefix(below.as_str());
@@ -926,6 +930,13 @@ mod tests {
             (g.verdict, g.note.as_str()),
             (Verdict::Fail, "the listing lacks /memories/a.txt ")
         );
+        let g = grade(
+            &both,
+            ToolResult::ok(
+                "Listing:\n- /memories (folder)\n- /memories/a.txt (17 bytes)\n- /memories/a.txt  (17 bytes)",
+            ),
+        );
+        assert_eq!(g.verdict, Verdict::NonStrict, "{}", g.note);
     }
 
     #[test]
