@@ -145,22 +145,25 @@ fn payloads() -> &'static Payloads {
 /// traversal spelling of depth 1 whose dot spelling or separator is the plain one, every dot
 /// spelling with `/` and every separator with `..` (38 inputs), each aimed at the outside
 /// canary; then a `view` of the outside canary by its absolute host path below `/memories//`
-/// ([`black_box_seeds`], 1 input); then a `view` of the planted huge file ([`HUGE_BIT`], 1
-/// input). A flaw that lets one odd spelling of `..` or `/` through (`%u002e%u002e/`, `..\`),
-/// joins an absolute rest as is, or reads a huge file whole before it checks its size is then
-/// met in the first few dozen sequences, wherever the random draws go after; a flaw that only
-/// writes through one is left to the draws.
+/// ([`black_box_seeds`], 1 input); then a `view` of the planted huge file ([`HUGE_BIT`]) and
+/// one of the planted character device ([`DEVICE_BIT`], run without it where none can be
+/// planted) (2 inputs). A flaw that lets one odd spelling of `..` or `/` through
+/// (`%u002e%u002e/`, `..\`), joins an absolute rest as is, or reads a huge file or a device
+/// without bound is then met in the first few dozen sequences, wherever the random draws go
+/// after; a flaw that only writes through one is left to the draws.
 pub fn seeds() -> Vec<Sequence> {
     let mut seeds = traversal_seeds();
     seeds.extend(black_box_seeds());
-    seeds.push(Sequence {
-        layout: 0b11 | (1 << HUGE_BIT),
-        profile: 0,
-        commands: vec![CommandSpec::View {
-            path: PathSpec::raw(HUGE_PATH),
-            range: None,
-        }],
-    });
+    for (bit, path) in [(HUGE_BIT, HUGE_PATH), (DEVICE_BIT, DEVICE_PATH)] {
+        seeds.push(Sequence {
+            layout: 0b11 | (1 << bit),
+            profile: 0,
+            commands: vec![CommandSpec::View {
+                path: PathSpec::raw(path),
+                range: None,
+            }],
+        });
+    }
     seeds
 }
 
@@ -782,12 +785,12 @@ mod tests {
 
     /// The built-in first inputs: 38 views, each through a depth-1 traversal to the outside
     /// canary, every dot spelling with `/` then every other separator with `..`; then one by the
-    /// absolute host path (black-box mode's only one) and one of the planted huge file; all
-    /// drawable.
+    /// absolute host path (black-box mode's only one), one of the planted huge file and one of
+    /// the planted device; all drawable.
     #[test]
     fn the_seeds_are_one_view_per_plain_beside_odd_spelling() {
         let seeds = seeds();
-        assert_eq!(seeds.len(), 40);
+        assert_eq!(seeds.len(), 41);
         let path = |s: &Sequence| match &s.commands[..] {
             [CommandSpec::View { path, range: None }] => path.render(),
             other => panic!("{other:?}"),
@@ -798,12 +801,16 @@ mod tests {
             .iter()
             .any(|s| path(s) == "/memories/%u002e%u002e/outside/canary.txt"));
         let distinct: std::collections::BTreeSet<String> = seeds.iter().map(path).collect();
-        assert_eq!(distinct.len(), 40);
+        assert_eq!(distinct.len(), 41);
         assert_eq!(path(&seeds[38]), "/memories//{DOWN:99}outside/canary.txt");
         assert_eq!(black_box_seeds(), seeds[38..39]);
         assert_eq!(
             (path(&seeds[39]).as_str(), seeds[39].layout),
             ("/memories/huge.md", 0b11 | 1 << 16)
+        );
+        assert_eq!(
+            (path(&seeds[40]).as_str(), seeds[40].layout),
+            ("/memories/zero", 0b11 | 1 << 14)
         );
     }
 
