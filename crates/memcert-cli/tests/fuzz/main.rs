@@ -193,12 +193,12 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
 fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
     let py = python();
     // (handler, flags, runs, first line, commands after shrinking, kind replayed)
-    let table: [(&str, &[&str], &str, &str, usize, &str); 4] = [
+    let table: [(&str, &[&str], &str, &str, usize, &str); 6] = [
         (
             "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
             &[],
             "100",
-            "FINDING 1: UNSAFE host-path-disclosed (met 9 times, first in sequence 41; 1 command, shrunk from 3)",
+            "FINDING 1: UNSAFE host-path-disclosed (met 11 times, first in sequence 44; 1 command, shrunk from 2)",
             1,
             "host-path-disclosed",
         ),
@@ -206,7 +206,7 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/decode_after_check.py:DecodeAfterCheckMemoryTool",
             &[],
             "50",
-            "FINDING 1: UNSAFE outside-touched (met 7 times, first in sequence 2; 1 command, shrunk from 1)",
+            "FINDING 1: UNSAFE outside-touched (met 6 times, first in sequence 2; 1 command, shrunk from 1)",
             1,
             "outside-read",
         ),
@@ -214,7 +214,7 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/alias_casefold.py:AliasCasefoldMemoryTool",
             &["--memory-dir-unknown"],
             "60",
-            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 6 times, first in sequence 26; 4 commands, shrunk from 6)",
+            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 7 times, first in sequence 6; 4 commands, shrunk from 6)",
             4,
             "reply",
         ),
@@ -222,9 +222,25 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/nfc_check_raw_use.py:NfcCheckRawUseMemoryTool",
             &[],
             "760",
-            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 753; 1 command, shrunk from 2)",
+            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 755; 1 command, shrunk from 2)",
             1,
             "outside-read",
+        ),
+        (
+            "fixtures/handlers/flawed/absolute_join.py:AbsoluteJoinMemoryTool",
+            &[],
+            "50",
+            "FINDING 1: UNSAFE outside-touched (met 3 times, first in sequence 39; 1 command, shrunk from 1)",
+            1,
+            "outside-read",
+        ),
+        (
+            "fixtures/handlers/flawed/huge_read.py:HugeReadMemoryTool",
+            &[],
+            "50",
+            "FINDING 1: FAIL unbounded-read (the model: FileTooLarge; the handler: error) (met 3 times, first in sequence 40; 1 command, shrunk from 1)",
+            1,
+            "unbounded-read",
         ),
     ];
     for (spec, flags, runs, first_line, shrunk, kind) in table {
