@@ -181,6 +181,13 @@ pub enum Setup {
         /// Virtual path.
         path: String,
     },
+    /// A sparse file of 64 MiB (`memcert::suite::scenarios::HUGE_FILE_BYTES`, all zero, no block
+    /// written), four times the 16 MiB a handler may read for one call: a handler that reads
+    /// it whole is FAIL `unbounded-read` (bug:B17). Only this length can be planted.
+    HugeFile {
+        /// Virtual path.
+        path: String,
+    },
     /// A hard link to the outside canary file `outside/<name>` (made, holding the canary
     /// token, when the sandbox has no such file; the sandbox has `canary.txt`, `secret.txt`
     /// and `hard-source.txt`).
@@ -225,6 +232,9 @@ pub fn transcript_of(case: &Case, id: &str, user: &str) -> Option<Transcript> {
                     if (*major, *minor) == memcert::suite::scenarios::CHAR_DEVICE_NUMBER =>
                 {
                     Setup::ZeroDevice { path: path.clone() }
+                }
+                Fs::Sparse { path, len } if *len == memcert::suite::scenarios::HUGE_FILE_BYTES => {
+                    Setup::HugeFile { path: path.clone() }
                 }
                 Fs::HardLinkOutside { path, name } => Setup::HardLinkOutside {
                     path: path.clone(),
@@ -327,6 +337,10 @@ impl Setup {
                 let (major, minor) = memcert::suite::scenarios::CHAR_DEVICE_NUMBER;
                 Fs::CharDevice { path, major, minor }
             }
+            Setup::HugeFile { path } => Fs::Sparse {
+                path,
+                len: memcert::suite::scenarios::HUGE_FILE_BYTES,
+            },
             Setup::HardLinkOutside { path, name } => Fs::HardLinkOutside { path, name },
         }
     }
@@ -893,6 +907,38 @@ mod tests {
         assert!(transcript_of(&mem, "x", "hi").is_none());
     }
 
+    /// The huge file reads back as a sparse file of 64 MiB; a case planting a sparse file of
+    /// another length is not written as a transcript.
+    #[test]
+    fn only_the_huge_file_of_64_mib_can_be_planted() {
+        let mut v = minimal();
+        v["setup"] = serde_json::json!([{"kind": "huge_file", "path": "/memories/huge.md"}]);
+        let c = parse(v.clone()).unwrap().to_case();
+        assert_eq!(
+            c.setup,
+            vec![Fs::Sparse {
+                path: "/memories/huge.md".into(),
+                len: 64 * 1024 * 1024,
+            }]
+        );
+        assert_eq!(
+            transcript_of(&c, "x", "hi").map(|t| t.setup),
+            Some(vec![Setup::HugeFile {
+                path: "/memories/huge.md".into()
+            }])
+        );
+        v["setup"][0]["len"] = serde_json::json!(1);
+        assert!(parse(v).is_err());
+        let small = Case {
+            setup: vec![Fs::Sparse {
+                path: "/memories/huge.md".into(),
+                len: 1024,
+            }],
+            ..c
+        };
+        assert!(transcript_of(&small, "x", "hi").is_none());
+    }
+
     #[test]
     fn a_minimal_transcript_becomes_a_one_step_case() {
         let t = parse(minimal()).unwrap();
@@ -1074,7 +1120,7 @@ mod tests {
             "{e}"
         );
         let e = refused(serde_json::json!({"kind": "socket", "path": "/memories/s"}));
-        assert!(e.starts_with("t.json: unknown variant `socket`, expected one of `dir`, `file`, `symlink_outside`, `symlink_inside`, `symlink_raw`, `fifo`, `zero_device`, `hard_link_outside`"), "{e}");
+        assert!(e.starts_with("t.json: unknown variant `socket`, expected one of `dir`, `file`, `symlink_outside`, `symlink_inside`, `symlink_raw`, `fifo`, `zero_device`, `huge_file`, `hard_link_outside`"), "{e}");
         // Inside links may point at the root itself, outside links at a nested canary.
         assert!(parse(with(
             serde_json::json!([

@@ -75,10 +75,12 @@ pub fn run(args: FuzzArgs) -> Result<i32> {
         .as_deref()
         .map(|d| own_dir(&args.handler, "--corpus", d))
         .transpose()?;
-    // The built-in first inputs (a view through each plain-beside-odd traversal spelling),
-    // then the corpus; black-box mode aims at no planted canary.
+    // The built-in first inputs (a view through each plain-beside-odd traversal spelling, by
+    // an absolute host path, of a planted huge file), then the corpus; black-box mode aims at
+    // no planted canary and plants nothing: only the absolute host path of the sandbox's
+    // canary, which names it wherever the handler keeps its store.
     let built_in = if args.handler.memory_dir_unknown {
-        Vec::new()
+        memcert::fuzz::search::generate::black_box_seeds()
     } else {
         memcert::fuzz::search::generate::seeds()
     };

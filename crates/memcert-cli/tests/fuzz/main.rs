@@ -187,19 +187,18 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
 /// raw with the host path (`raw_os_errors.py`), a traversal spelling decoded after the check
 /// (`decode_after_check.py`, a payload), a black-box store whose key is case-folded
 /// (`alias_casefold.py`, two twins), and a link check made on the NFC form of a path opened raw
-/// (`nfc_check_raw_use.py`, the search's own link under an NFD name). Each is one cause, met and shrunk exactly as stated (at
-/// most 6 commands, the bound), and its saved finding replays with the same verdict and
-/// the finding kind stated.
+/// (`nfc_check_raw_use.py`, the search's own link under an NFD name). Each is one cause, met and shrunk exactly as stated (at most 6 commands, the bound),
+/// and its saved finding replays with the same verdict and the finding kind stated.
 #[test]
 fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
     let py = python();
     // (handler, flags, runs, first line, commands after shrinking, kind replayed)
-    let table: [(&str, &[&str], &str, &str, usize, &str); 4] = [
+    let table: [(&str, &[&str], &str, &str, usize, &str); 6] = [
         (
             "fixtures/handlers/flawed/raw_os_errors.py:RawOsErrorsMemoryTool",
             &[],
             "100",
-            "FINDING 1: UNSAFE host-path-disclosed (met 9 times, first in sequence 41; 1 command, shrunk from 3)",
+            "FINDING 1: UNSAFE host-path-disclosed (met 11 times, first in sequence 44; 1 command, shrunk from 2)",
             1,
             "host-path-disclosed",
         ),
@@ -207,7 +206,7 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/decode_after_check.py:DecodeAfterCheckMemoryTool",
             &[],
             "50",
-            "FINDING 1: UNSAFE outside-touched (met 7 times, first in sequence 2; 1 command, shrunk from 1)",
+            "FINDING 1: UNSAFE outside-touched (met 6 times, first in sequence 2; 1 command, shrunk from 1)",
             1,
             "outside-read",
         ),
@@ -215,7 +214,7 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/alias_casefold.py:AliasCasefoldMemoryTool",
             &["--memory-dir-unknown"],
             "60",
-            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 6 times, first in sequence 26; 4 commands, shrunk from 6)",
+            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 7 times, first in sequence 6; 4 commands, shrunk from 6)",
             4,
             "reply",
         ),
@@ -223,9 +222,25 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/nfc_check_raw_use.py:NfcCheckRawUseMemoryTool",
             &[],
             "760",
-            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 753; 1 command, shrunk from 2)",
+            "FINDING 1: UNSAFE outside-touched (met 1 time, first in sequence 755; 1 command, shrunk from 2)",
             1,
             "outside-read",
+        ),
+        (
+            "fixtures/handlers/flawed/absolute_join.py:AbsoluteJoinMemoryTool",
+            &[],
+            "50",
+            "FINDING 1: UNSAFE outside-touched (met 3 times, first in sequence 39; 1 command, shrunk from 1)",
+            1,
+            "outside-read",
+        ),
+        (
+            "fixtures/handlers/flawed/huge_read.py:HugeReadMemoryTool",
+            &[],
+            "50",
+            "FINDING 1: FAIL unbounded-read (the model: FileTooLarge; the handler: error) (met 3 times, first in sequence 40; 1 command, shrunk from 1)",
+            1,
+            "unbounded-read",
         ),
     ];
     for (spec, flags, runs, first_line, shrunk, kind) in table {
@@ -344,8 +359,8 @@ fn the_corpus_is_kept_between_runs() {
     )
     .unwrap();
     std::fs::write(corpus.join("notes.txt"), "not an input").unwrap();
-    // The 38 built-in first inputs run before the corpus, as in the first run.
-    let runs = (38 + kept).to_string();
+    // The 41 built-in first inputs run before the corpus, as in the first run.
+    let runs = (41 + kept).to_string();
     let (code, out, err) = memcert(&["fuzz", "--runs", &runs, "--jobs", "1", "--corpus", c]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(

@@ -17,7 +17,9 @@
 //!   str_replace and insert; removed or moved as the link itself by delete and rename; left out
 //!   of listings), [`Entry::Special`] (a FIFO, socket or device: never opened, refused, left
 //!   out of listings) and [`Entry::HardLinked`] (a regular file with a second link outside the
-//!   store: refused on read and edit, left out of listings, deleted and renamed by name).
+//!   store: refused on read and edit, left out of listings, deleted and renamed by name), and
+//!   [`Entry::Sparse`], a file of NUL bytes known by its length alone (a huge sparse file: over
+//!   the size limit it is refused as the reference refuses it, before any read).
 //! - The size limit [`Options::max_file_bytes`] and the 999,999-line limit, exactly as the
 //!   reference applies them.
 //! - Directory sizes in listings: these are the filesystem's `st_size`, so the model has to be
@@ -82,6 +84,10 @@ pub enum Entry {
     Special,
     /// A regular file with these bytes and a second hard link outside the store (spec:3/S-9).
     HardLinked(Vec<u8>),
+    /// A regular file of this many bytes, all zero, never held in memory: a sparse file (the
+    /// fuzz search plants one of 64 MiB, over the size limit, bug:B17). Read, listed, edited,
+    /// deleted and renamed as a [`Entry::File`] of that many NUL bytes would be.
+    Sparse(u64),
 }
 
 /// How the filesystem under the reference sizes directories (`st_size` shown in listings).
@@ -305,6 +311,16 @@ impl Model {
         let bytes = match entry {
             Entry::File(b) => b,
             Entry::HardLinked(_) => return Err(Outcome::HardLink { path: path.into() }),
+            Entry::Sparse(len) if *len > self.options.max_file_bytes => {
+                return Err(Outcome::FileTooLarge {
+                    path: path.into(),
+                    limit: self.options.max_file_bytes,
+                })
+            }
+            // Within the limit: its NUL bytes are valid UTF-8.
+            Entry::Sparse(len) => {
+                return Ok("\0".repeat(usize::try_from(*len).unwrap_or(usize::MAX)))
+            }
             _ => return Err(Outcome::UnsupportedFileType { path: path.into() }),
         };
         if bytes.len() as u64 > self.options.max_file_bytes {
@@ -365,6 +381,11 @@ impl Model {
             match entry {
                 Entry::File(bytes) => out.push(ListEntry {
                     size: bytes.len() as u64,
+                    path,
+                    dir: false,
+                }),
+                Entry::Sparse(len) => out.push(ListEntry {
+                    size: *len,
                     path,
                     dir: false,
                 }),
@@ -437,7 +458,7 @@ impl Model {
         match entry {
             Entry::Symlink(_) => return Err(Outcome::Symlink { path: path.into() }),
             Entry::Dir(_) | Entry::Special => return Err(Outcome::NotAFile { path: path.into() }),
-            Entry::File(_) | Entry::HardLinked(_) => {}
+            Entry::File(_) | Entry::HardLinked(_) | Entry::Sparse(_) => {}
         }
         if p.has_trailing_slash() {
             return Err(Outcome::NotADirectory { path: path.into() });

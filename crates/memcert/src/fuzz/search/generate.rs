@@ -7,7 +7,7 @@
 //! traversal grammar ([`PathToken`]), a name that collides with another under a common
 //! normalisation ([`COLLIDING`]) or a planted hazard ([`LAYOUT`](super::super::sequence::LAYOUT)).
 
-use super::plan::{DEVICE_BIT, DEVICE_PATH, NFD_LINK_BIT, NFD_LINK_PATH};
+use super::plan::{DEVICE_BIT, DEVICE_PATH, HUGE_BIT, HUGE_PATH, NFD_LINK_BIT, NFD_LINK_PATH};
 use crate::fuzz::sequence::{
     CommandSpec, PathSpec, PathToken, Plant, Sequence, TextSpec, LAYOUT, MAX_COMMANDS,
 };
@@ -66,7 +66,7 @@ fn token(rng: &mut fastrand::Rng) -> PathToken {
 /// Texts of depth 3 or more are left out (they would aim above the run folder, where nothing is
 /// watched and certify names the alias by its random name), as are those naming `{RUN}`,
 /// `{BASE}` or `{ROOT}`: the model reads the same text the handler gets, and a saved finding
-/// must replay in another sandbox.
+/// must replay in another sandbox. The exception is [`Payloads::absolute`].
 struct Payloads {
     /// The dot spellings of `..`, `plain` first.
     dots: Vec<String>,
@@ -77,6 +77,33 @@ struct Payloads {
     /// Every other text (check/use spellings of `..`, prefixes, root aliases, control
     /// characters, Windows names, long names).
     others: Vec<String>,
+    /// The absolute ones ([`absolute_text`]): `/memories//` and an absolute host path, left
+    /// with their `{DOWN:d}` for the runner to fill in (`certify::instantiate_in`, through the
+    /// sandbox's alias, whose canaries are watched as the outside is). The model refuses them
+    /// by their empty name right after the root, whatever the filled-in part says, and a saved
+    /// finding names the alias of whichever sandbox replays it.
+    absolute: Vec<String>,
+}
+
+/// Whether a payload text is an absolute host path below `/memories//` whose only unfilled
+/// parts are `{DOWN:d}` (the `absolute/double-slash-run` extra, bug:B03): a handler that joins
+/// the rest below the root as is (`os.path.join(root, "/tmp/...")`) reaches the sandbox's
+/// alias; the model and a careful handler refuse the empty name.
+fn absolute_text(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix("/memories//") else {
+        return false;
+    };
+    let mut t = rest.to_owned();
+    while let Some(i) = t.find("{DOWN:") {
+        let Some(end) = t[i..].find('}').map(|j| i + j + 1) else {
+            return false;
+        };
+        if t[i + 6..end - 1].parse::<u8>().is_err() {
+            return false;
+        }
+        t.replace_range(i..end, "");
+    }
+    t != rest && !t.contains('{') && !t.starts_with('/')
 }
 
 fn payloads() -> &'static Payloads {
@@ -87,9 +114,13 @@ fn payloads() -> &'static Payloads {
             slashes: Vec::new(),
             traversal: std::collections::HashMap::new(),
             others: Vec::new(),
+            absolute: Vec::new(),
         };
         for p in crate::suite::payloads::corpus() {
             let Some(text) = fill_down(&p.text).filter(|t| !t.contains('{')) else {
+                if absolute_text(&p.text) {
+                    all.absolute.push(p.text);
+                }
                 continue;
             };
             match (p.dot, p.slash, p.depth) {
@@ -110,13 +141,55 @@ fn payloads() -> &'static Payloads {
 }
 
 /// The search's built-in first inputs (`memcert fuzz` runs them before its corpus and its
-/// draws, outside black-box mode): one `view` through each traversal spelling of depth 1 whose
-/// dot spelling or separator is the plain one, every dot spelling with `/` and every separator
-/// with `..` (38 inputs), each aimed at the outside canary. A flaw that lets one odd spelling
-/// of `..` or `/` through (`%u002e%u002e/`, `..\`) is then met in the first few dozen
-/// sequences, wherever the random draws go after; a flaw that only writes through one is left
-/// to the draws.
+/// draws, outside black-box mode; [`black_box_seeds`] in it): one `view` through each
+/// traversal spelling of depth 1 whose dot spelling or separator is the plain one, every dot
+/// spelling with `/` and every separator with `..` (38 inputs), each aimed at the outside
+/// canary; then a `view` of the outside canary by its absolute host path below `/memories//`
+/// ([`black_box_seeds`], 1 input); then a `view` of the planted huge file ([`HUGE_BIT`]) and
+/// one of the planted character device ([`DEVICE_BIT`], run without it where none can be
+/// planted) (2 inputs). A flaw that lets one odd spelling of `..` or `/` through
+/// (`%u002e%u002e/`, `..\`), joins an absolute rest as is, or reads a huge file or a device
+/// without bound is then met in the first few dozen sequences, wherever the random draws go
+/// after; a flaw that only writes through one is left to the draws.
 pub fn seeds() -> Vec<Sequence> {
+    let mut seeds = traversal_seeds();
+    seeds.extend(black_box_seeds());
+    for (bit, path) in [(HUGE_BIT, HUGE_PATH), (DEVICE_BIT, DEVICE_PATH)] {
+        seeds.push(Sequence {
+            layout: 0b11 | (1 << bit),
+            profile: 0,
+            commands: vec![CommandSpec::View {
+                path: PathSpec::raw(path),
+                range: None,
+            }],
+        });
+    }
+    seeds
+}
+
+/// The built-in first inputs of black-box mode (`--memory-dir-unknown`), where nothing is
+/// planted and the store may be anywhere: a `view` of the outside canary by each absolute
+/// spelling of the payload corpus (`/memories//{DOWN:99}outside/canary.txt`, the runner filling
+/// in the absolute host path of the sandbox's alias), which names it wherever the handler keeps
+/// its store (1 input).
+pub fn black_box_seeds() -> Vec<Sequence> {
+    payloads()
+        .absolute
+        .iter()
+        .filter(|text| text.ends_with("canary.txt"))
+        .map(|text| Sequence {
+            layout: 0b11,
+            profile: 0,
+            commands: vec![CommandSpec::View {
+                path: PathSpec::raw(text.clone()),
+                range: None,
+            }],
+        })
+        .collect()
+}
+
+/// The traversal seeds of [`seeds`] (38).
+fn traversal_seeds() -> Vec<Sequence> {
     let all = payloads();
     let (Some(dot), Some(slash)) = (all.dots.first(), all.slashes.first()) else {
         return Vec::new();
@@ -174,7 +247,8 @@ fn path(rng: &mut fastrand::Rng) -> PathSpec {
 /// One of the payload corpus's spellings ([`Payloads`]), as a whole path: 70% a traversal of
 /// depth 1 or 2 whose dot spelling is plain `..` 30% of the time (else any) and whose
 /// separator is plain `/` 30% of the time (else any), because a flaw usually lets through one
-/// odd spelling next to a plain one (`..\`, `%2e%2e/`); else any text of the other families.
+/// odd spelling next to a plain one (`..\`, `%2e%2e/`); else any text of the other families,
+/// the absolute ones ([`Payloads::absolute`]) among them (one draw over both lists).
 fn payload(rng: &mut fastrand::Rng) -> Option<PathSpec> {
     let all = payloads();
     let pick = |rng: &mut fastrand::Rng, v: &'static [String]| -> Option<&'static String> {
@@ -191,7 +265,10 @@ fn payload(rng: &mut fastrand::Rng) -> Option<PathSpec> {
         let slash = pick(rng, &all.slashes)?.clone();
         all.traversal.get(&(dot, slash, rng.u8(1..=2)))?
     } else {
-        &all.others[rng.usize(..all.others.len())]
+        let i = rng.usize(..all.others.len() + all.absolute.len());
+        all.others
+            .get(i)
+            .or_else(|| all.absolute.get(i - all.others.len()))?
     };
     Some(PathSpec::raw(text.clone()))
 }
@@ -306,7 +383,11 @@ pub fn sequence(rng: &mut fastrand::Rng) -> Sequence {
         commands.push(c);
     }
     Sequence {
-        layout: if rng.bool() { 0b11 } else { rng.u16(..) },
+        layout: if rng.bool() {
+            0b11
+        } else {
+            u32::from(rng.u16(..))
+        },
         profile: 0,
         commands,
     }
@@ -427,10 +508,11 @@ pub fn drawable(seq: &Sequence) -> bool {
     let known = |t: &str| {
         all.traversal.values().any(|p| p == t)
             || all.others.iter().any(|p| p == t)
+            || all.absolute.iter().any(|p| p == t)
             || COLLIDING.contains(&t)
             || TWINS.iter().any(|(a, b)| *a == t || *b == t)
             || LAYOUT.iter().any(|p| planted_path(p) == t)
-            || [DEVICE_PATH, NFD_LINK_PATH].contains(&t)
+            || [DEVICE_PATH, NFD_LINK_PATH, HUGE_PATH].contains(&t)
     };
     let path_ok = |p: &PathSpec| {
         p.tokens.len() <= MAX_TOKENS
@@ -464,6 +546,7 @@ fn hazard_path(bit: usize) -> &'static str {
     match bit {
         DEVICE_BIT => DEVICE_PATH,
         NFD_LINK_BIT => NFD_LINK_PATH,
+        HUGE_BIT => HUGE_PATH,
         _ => LAYOUT.get(bit).map_or(DEVICE_PATH, planted_path),
     }
 }
@@ -625,6 +708,13 @@ mod tests {
         // left out).
         assert_eq!(all.others.len(), 16 + 16 + 2 + 28);
         assert!(all.others.contains(&"/memories/.".to_owned()));
+        // The absolute one, its `{DOWN:99}` left for the runner (through the alias).
+        assert_eq!(all.absolute, ["/memories//{DOWN:99}outside/canary.txt"]);
+        assert!(absolute_text("/memories//{DOWN:3}outside/x"));
+        assert!(!absolute_text("/memories//{RUN}/canary.txt"));
+        assert!(!absolute_text("/memories//outside/canary.txt"));
+        assert!(!absolute_text("/memories/{DOWN:99}outside/canary.txt"));
+        assert!(!absolute_text("/memories//{DOWN:99}/{ROOT}"));
         // No payload of depth 3 or more is drawn, whatever its spelling.
         for p in crate::suite::payloads::corpus() {
             if p.depth.is_some_and(|d| d > 2) {
@@ -648,6 +738,7 @@ mod tests {
         assert_eq!(LAYOUT.len(), DEVICE_BIT);
         assert_eq!(hazard_path(DEVICE_BIT), "/memories/zero");
         assert_eq!(hazard_path(NFD_LINK_BIT), "/memories/cafe\u{301}");
+        assert_eq!(hazard_path(HUGE_BIT), "/memories/huge.md");
     }
 
     /// Drawn and mutated sequences are drawable; one with an unknown raw spelling (a traversal
@@ -693,11 +784,13 @@ mod tests {
     }
 
     /// The built-in first inputs: 38 views, each through a depth-1 traversal to the outside
-    /// canary, every dot spelling with `/` then every other separator with `..`; all drawable.
+    /// canary, every dot spelling with `/` then every other separator with `..`; then one by the
+    /// absolute host path (black-box mode's only one), one of the planted huge file and one of
+    /// the planted device; all drawable.
     #[test]
     fn the_seeds_are_one_view_per_plain_beside_odd_spelling() {
         let seeds = seeds();
-        assert_eq!(seeds.len(), 38);
+        assert_eq!(seeds.len(), 41);
         let path = |s: &Sequence| match &s.commands[..] {
             [CommandSpec::View { path, range: None }] => path.render(),
             other => panic!("{other:?}"),
@@ -708,6 +801,27 @@ mod tests {
             .iter()
             .any(|s| path(s) == "/memories/%u002e%u002e/outside/canary.txt"));
         let distinct: std::collections::BTreeSet<String> = seeds.iter().map(path).collect();
-        assert_eq!(distinct.len(), 38);
+        assert_eq!(distinct.len(), 41);
+        assert_eq!(path(&seeds[38]), "/memories//{DOWN:99}outside/canary.txt");
+        assert_eq!(black_box_seeds(), seeds[38..39]);
+        assert_eq!(
+            (path(&seeds[39]).as_str(), seeds[39].layout),
+            ("/memories/huge.md", 0b11 | 1 << 16)
+        );
+        assert_eq!(
+            (path(&seeds[40]).as_str(), seeds[40].layout),
+            ("/memories/zero", 0b11 | 1 << 14)
+        );
+    }
+
+    /// Some drawn paths are the absolute spelling (a payload draw of the other families).
+    #[test]
+    fn the_absolute_spelling_is_drawn() {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let drawn = (0..20_000)
+            .filter_map(|_| payload(&mut rng))
+            .filter(|p| p.render() == "/memories//{DOWN:99}outside/canary.txt")
+            .count();
+        assert!((20..200).contains(&drawn), "{drawn}");
     }
 }

@@ -398,7 +398,7 @@ impl<'a> Fuzzer<'a> {
     /// Plan `seq`, run it, and plan again on each branch the handler took that the plan did not
     /// follow.
     fn evaluate(&mut self, seq: &Sequence, id: &str) -> Judgement {
-        let device = 1u16 << plan::DEVICE_BIT;
+        let device = 1u32 << plan::DEVICE_BIT;
         if seq.layout & device != 0 {
             let j = self.evaluate_planted(seq, id);
             if j.record.verdict != Verdict::Skipped {
@@ -814,7 +814,7 @@ mod tests {
     /// built-in inputs first then the corpus, every `workers`-th of each.
     #[test]
     fn a_worker_takes_its_share_of_runs_seeds_and_inputs() {
-        let seq = |n: u16| Sequence {
+        let seq = |n: u32| Sequence {
             layout: n,
             profile: 0,
             commands: Vec::new(),

@@ -136,10 +136,35 @@ pub const NFD_LINK_BIT: usize = 15;
 /// Where [`NFD_LINK_BIT`] plants the link: `cafe` and U+0301.
 pub const NFD_LINK_PATH: &str = "/memories/cafe\u{301}";
 
-/// The setup and model entries of an extra layout bit ([`DEVICE_BIT`], [`NFD_LINK_BIT`]); none
-/// for any other bit, or for the device where none can be planted.
+/// [`Sequence::layout`] bit of a sparse file of [`HUGE_BYTES`] (64 MiB, all zero, no block
+/// written) at [`HUGE_PATH`], four times the 16 MiB a handler may read for one call: the
+/// reference refuses to read or edit it, by its size, before reading (`FileTooLarge`), and a
+/// handler that reads it whole is FAIL `unbounded-read` (bug:B17), judged by the oracle from the
+/// runner's read measure as `certify`'s `hazard/huge-file/*` cases are. The model holds it as
+/// [`Entry::Sparse`] (its length alone). Beyond [`LAYOUT`], as [`DEVICE_BIT`]; planted on disk
+/// only, so never in black-box mode.
+pub const HUGE_BIT: usize = 16;
+/// Where [`HUGE_BIT`] plants the huge file: `certify`'s `/memories/huge.md`.
+pub const HUGE_PATH: &str = memcert_cases::scenarios::HUGE_FILE;
+/// Its length in bytes: 64 MiB.
+pub const HUGE_BYTES: u64 = memcert_cases::scenarios::HUGE_FILE_BYTES;
+
+/// The layout bits beyond [`LAYOUT`] that the search plants: [`DEVICE_BIT`], [`NFD_LINK_BIT`],
+/// [`HUGE_BIT`].
+pub const EXTRA_BITS: [usize; 3] = [DEVICE_BIT, NFD_LINK_BIT, HUGE_BIT];
+
+/// The setup and model entries of an extra layout bit ([`EXTRA_BITS`]); none for any other
+/// bit, or for the device where none can be planted.
 fn extra(bit: usize) -> Vec<(Fs, &'static str, Entry)> {
     match bit {
+        HUGE_BIT => vec![(
+            Fs::Sparse {
+                path: HUGE_PATH.into(),
+                len: HUGE_BYTES,
+            },
+            HUGE_PATH,
+            Entry::Sparse(HUGE_BYTES),
+        )],
         DEVICE_BIT if devices_plantable() => {
             let (major, minor) = memcert_cases::scenarios::CHAR_DEVICE_NUMBER;
             vec![(
@@ -264,11 +289,16 @@ fn missing_parents(model: &Model, input: &Value) -> Option<Left> {
     // The folders among the path's names: all but the last, or, for a path the model refuses
     // (a NUL, a `.` or `..`), its plain leading names, which a handler that makes the parents
     // first may have made; each is a folder when a `.`, `..` or empty name follows it
-    // (`/memories/new/.` leaves `/memories/new`).
+    // (`/memories/new/.` leaves `/memories/new`), and so is the last name of a path with a
+    // trailing slash (`/memories/new/` leaves it: its parent, to the SDKs' `dirname`).
     let (parts, folders): (Vec<String>, usize) = match VPath::parse(text) {
         Ok(p) => {
             let parts = p.components().to_vec();
-            let n = parts.len().saturating_sub(1);
+            let n = if p.has_trailing_slash() {
+                parts.len()
+            } else {
+                parts.len().saturating_sub(1)
+            };
             (parts, n)
         }
         Err(_) => {
@@ -568,7 +598,7 @@ fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> (Vec<Fs>, Vec<
         .filter(|(i, _)| seq.layout & (1 << i) != 0)
         .map(|(_, item)| planted(item))
         .chain(
-            [DEVICE_BIT, NFD_LINK_BIT]
+            EXTRA_BITS
                 .into_iter()
                 .filter(|bit| seq.layout & (1 << bit) != 0)
                 .flat_map(extra),
@@ -680,11 +710,23 @@ pub fn plan(
             Branch::Unknown => known = false,
         }
         let others = others(&outcome, &input, &hazards, twin);
-        let mut accept = vec![Accept {
-            verdict: Verdict::Pass,
-            reply: Reply::Exact(outcome.clone()),
-            profiles: Vec::new(),
-            note: "as the documented model answers".into(),
+        let mut accept = vec![if outcome.is_error() && filled_in(&input) {
+            // The handler gets the path with the host path filled in, which the model's words
+            // cannot name: any refusal is its answer (as `certify` grades these payloads).
+            Accept {
+                verdict: Verdict::Pass,
+                reply: Reply::AnyError,
+                profiles: Vec::new(),
+                note: "refused, as the documented model refuses (a path the runner fills in)"
+                    .into(),
+            }
+        } else {
+            Accept {
+                verdict: Verdict::Pass,
+                reply: Reply::Exact(outcome.clone()),
+                profiles: Vec::new(),
+                note: "as the documented model answers".into(),
+            }
         }];
         accept.extend(others.iter().map(|(r, b)| Accept {
             verdict: Verdict::NonStrict,
@@ -730,6 +772,12 @@ pub fn plan(
         },
         steps: plans,
     }
+}
+
+/// Whether a path of `input` holds a `{DOWN:d}` the runner fills in with a host path
+/// (`certify::instantiate_in`): the absolute spellings the generator draws.
+fn filled_in(input: &Value) -> bool {
+    paths(input).iter().any(|p| p.contains("{DOWN:"))
 }
 
 /// The virtual path of a setup entry this module plants.
@@ -1007,8 +1055,9 @@ mod tests {
         assert_eq!(fold("\u{ff41}-b"), "a_b");
     }
 
-    /// A refused create leaves, at most, the folders before its last name, and for a spelling
-    /// the model refuses every plain folder before a `.`, `..` or empty name.
+    /// A refused create leaves, at most, the folders before its last name (and the last one,
+    /// before a trailing slash), and for a spelling the model refuses every plain folder before
+    /// a `.`, `..` or empty name.
     #[test]
     fn a_refused_create_may_leave_its_plain_folders() {
         let model = Model::new(Profile::Docs, Options::default(), DirSizes::Tmpfs);
@@ -1021,6 +1070,7 @@ mod tests {
         let v = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
         assert_eq!(left("/memories/a/b/c.txt"), [v(&["a"]), v(&["a", "b"])]);
         assert_eq!(left("/memories/new/."), [v(&["new"])]);
+        assert_eq!(left("/memories/a/b/"), [v(&["a"]), v(&["a", "b"])]);
         assert_eq!(left("/memories/memories/.."), [v(&["memories"])]);
         assert_eq!(left("/memories/a/x\u{0}.md"), [v(&["a"])]);
         assert_eq!(left("/memories/a.txt"), Vec::<Vec<String>>::new());
@@ -1068,6 +1118,118 @@ mod tests {
         assert_eq!(planted, want);
         assert!(p.steps[1].outcome.is_error(), "{:?}", p.steps[1].outcome);
         assert_eq!(p.steps[2].outcome.kind(), OutcomeKind::ViewNotFound);
+        let black = plan(&seq, &[], Profile::Docs, "t", true);
+        assert!(black.case.setup.is_empty());
+    }
+
+    /// An absolute spelling left for the runner to fill in: the model refuses it by its empty
+    /// name, and any refusal is PASS (its words cannot name the filled-in path); a plain path's
+    /// refusal is still the model's exact reply.
+    #[test]
+    fn a_path_the_runner_fills_in_is_refused_in_any_words() {
+        let view = |p: &str| CommandSpec::View {
+            path: PathSpec::raw(p),
+            range: None,
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                view("/memories//{DOWN:99}outside/canary.txt"),
+                view("/memories/x"),
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
+        assert_eq!(p.steps[0].outcome.kind(), OutcomeKind::InvalidPath);
+        assert_eq!(
+            (
+                p.case.steps[0].accept[0].verdict,
+                &p.case.steps[0].accept[0].reply
+            ),
+            (Verdict::Pass, &Reply::AnyError)
+        );
+        assert_eq!(
+            p.case.steps[1].accept[0].reply,
+            Reply::Exact(Outcome::ViewNotFound {
+                path: "/memories/x".into()
+            })
+        );
+    }
+
+    /// The huge file: planted as a sparse file; view, str_replace and insert are refused as too
+    /// large (another refusal accepted, and a success taken as a branch the model does not
+    /// follow, the read measure judging it); a listing shows its size; create over it is
+    /// FileExists, delete removes it; nothing in black-box mode.
+    #[test]
+    fn the_huge_file_is_refused_as_too_large_and_listed() {
+        let seq = Sequence {
+            layout: 1 << HUGE_BIT,
+            profile: 0,
+            commands: vec![
+                CommandSpec::View {
+                    path: PathSpec::raw(HUGE_PATH),
+                    range: None,
+                },
+                CommandSpec::StrReplace {
+                    path: PathSpec::raw(HUGE_PATH),
+                    old: TextSpec::Fixed(1),
+                    new: TextSpec::Fixed(2),
+                },
+                CommandSpec::Insert {
+                    path: PathSpec::raw(HUGE_PATH),
+                    line: 0,
+                    text: TextSpec::Fixed(1),
+                },
+                CommandSpec::View {
+                    path: PathSpec::raw("/memories"),
+                    range: None,
+                },
+                CommandSpec::Create {
+                    path: PathSpec::raw(HUGE_PATH),
+                    text: TextSpec::Fixed(1),
+                },
+                CommandSpec::Delete {
+                    path: PathSpec::raw(HUGE_PATH),
+                },
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
+        assert_eq!(
+            p.case.setup,
+            vec![Fs::Sparse {
+                path: "/memories/huge.md".into(),
+                len: 64 * 1024 * 1024
+            }]
+        );
+        let too_large = Outcome::FileTooLarge {
+            path: HUGE_PATH.into(),
+            limit: 16 * 1024 * 1024,
+        };
+        for i in 0..3 {
+            assert_eq!(p.steps[i].outcome, too_large, "step {i}");
+            assert_eq!(
+                p.steps[i].others,
+                vec![
+                    (Reply::AnyError, Branch::Model),
+                    (Reply::AnySuccess, Branch::Unknown)
+                ],
+                "step {i}"
+            );
+        }
+        let Outcome::ViewDir { entries, .. } = &p.steps[3].outcome else {
+            panic!("{:?}", p.steps[3].outcome)
+        };
+        assert_eq!(
+            entries
+                .iter()
+                .map(|e| (e.path.as_str(), e.size))
+                .collect::<Vec<_>>(),
+            [("/memories/huge.md", 64 * 1024 * 1024)]
+        );
+        assert_eq!(p.steps[4].outcome.kind(), OutcomeKind::FileExists);
+        assert_eq!(p.steps[5].outcome.kind(), OutcomeKind::Deleted);
+        assert_eq!(p.case.checks[0].path, "/memories/huge.md");
+        assert_eq!(p.case.checks[0].expect, Expected::Absent);
         let black = plan(&seq, &[], Profile::Docs, "t", true);
         assert!(black.case.setup.is_empty());
     }

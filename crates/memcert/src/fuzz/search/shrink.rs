@@ -70,7 +70,7 @@ impl Fuzzer<'_> {
             chunk = chunk.div_ceil(2);
         }
         // Layout items.
-        for bit in 0..16 {
+        for bit in 0..u32::BITS {
             if best.layout & (1 << bit) == 0 {
                 continue;
             }

@@ -309,12 +309,22 @@ impl CommandSpec {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sequence {
-    /// Bit `i` plants [`LAYOUT`](super::LAYOUT)`[i]`.
-    pub layout: u16,
+    /// Bit `i` plants [`LAYOUT`](super::LAYOUT)`[i]`; the bits above it (14 and up) are the
+    /// hazards `memcert fuzz` plants beyond the layout (`fuzz::search::plan`), which the
+    /// harness ignores. Fuzz bytes give the low 16 bits only ([`decode`] reads two bytes, as
+    /// when this was a `u16`, so committed inputs keep their meaning).
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = layout_bits))]
+    pub layout: u32,
     /// [`Profile::ALL`](crate::text::Profile::ALL)`[profile % 3]`.
     pub profile: u8,
     /// The commands; only the first [`MAX_COMMANDS`] are run.
     pub commands: Vec<CommandSpec>,
+}
+
+/// The layout bits fuzz bytes give: a little-endian `u16`.
+#[cfg(feature = "arbitrary")]
+fn layout_bits(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<u32> {
+    <u16 as arbitrary::Arbitrary>::arbitrary(u).map(u32::from)
 }
 
 /// Decode a fuzz input into a [`Sequence`], as `cargo fuzz` decodes a typed target's input
@@ -330,7 +340,8 @@ pub fn decode(data: &[u8]) -> Option<Sequence> {
 
 /// The bytes [`decode`] reads back as `seq` (`decode(&encode(seq)?) == Some(seq)`): to write
 /// seed inputs drawn by a structured generator. `None` when `seq` holds a [`PathToken::Raw`]
-/// or a [`TextSpec::Raw`], whose length `arbitrary` takes from the end of the data.
+/// or a [`TextSpec::Raw`], whose length `arbitrary` takes from the end of the data, or a layout
+/// bit above 15 (fuzz bytes give 16).
 ///
 /// The layout `arbitrary` 1.x derives: integers little-endian, a `bool` one byte (bit 0), an
 /// enum variant a `u32` `v` picking `(v * variants) >> 32`, an `Option` a `bool` and the value,
@@ -339,7 +350,7 @@ pub fn decode(data: &[u8]) -> Option<Sequence> {
 #[cfg(feature = "arbitrary")]
 pub fn encode(seq: &Sequence) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    out.extend(seq.layout.to_le_bytes());
+    out.extend(u16::try_from(seq.layout).ok()?.to_le_bytes());
     out.push(seq.profile);
     for c in &seq.commands {
         out.push(1);

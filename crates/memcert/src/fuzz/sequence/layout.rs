@@ -62,7 +62,7 @@ impl Harness {
     ///
     /// # Errors
     /// The model refused an item (a harness fault).
-    pub(super) fn planted_model(&self, layout: u16, profile: Profile) -> io::Result<Model> {
+    pub(super) fn planted_model(&self, layout: u32, profile: Profile) -> io::Result<Model> {
         let mut model = Model::new(profile, self.options, self.dir_sizes);
         for (i, item) in LAYOUT.iter().enumerate() {
             if layout & (1 << i) != 0 {
@@ -159,6 +159,13 @@ impl Harness {
                 o.follow(FollowSymlinks::No);
                 dir.open_with(name, &o)?.write_all(bytes)
             }
+            Entry::Sparse(len) => {
+                // A new file given its length: no block written.
+                let mut o = OpenOptions::new();
+                o.write(true).create(true).truncate(true);
+                o.follow(FollowSymlinks::No);
+                dir.open_with(name, &o)?.set_len(*len)
+            }
             Entry::Symlink(target) => dir.symlink_contents(target, name),
             Entry::Special => rustix::fs::mknodat(
                 dir,
@@ -234,7 +241,7 @@ mod tests {
             })
             .collect();
         Sequence {
-            layout: rng.u16(..),
+            layout: u32::from(rng.u16(..)),
             profile: rng.u8(..3),
             commands,
         }
