@@ -119,7 +119,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
     assert_eq!(code, Some(0), "{out}{err}");
     let dir = tempfile::tempdir().unwrap();
     let found = dir.path().join("found");
-    let (code, out, err) = fuzz_python(STALE, &py, "1000", &found);
+    let (code, out, err) = fuzz_python(STALE, &py, "1200", &found);
     assert_eq!(code, Some(1), "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(
@@ -129,7 +129,7 @@ fn a_stale_cache_after_a_folder_delete_is_found_shrunk_saved_and_replayed() {
         "{out}"
     );
     assert!(
-        lines[0].contains("first in sequence 677; 3 commands, shrunk from "),
+        lines[0].contains("first in sequence 1174; 3 commands, shrunk from "),
         "{out}"
     );
     assert!(!out.contains("FINDING 2"), "{out}");
