@@ -87,7 +87,7 @@ fn sequence() -> impl Strategy<Value = Sequence> {
     // The two planted files are there three times in four, the other items half the time.
     let layout = prop_oneof![3 => any::<u16>().prop_map(|l| l | 0b11), 1 => any::<u16>()];
     (layout, 0u8..3, vec(command(), 1..=16)).prop_map(|(layout, profile, commands)| Sequence {
-        layout,
+        layout: layout.into(),
         profile,
         commands,
     })
