@@ -238,7 +238,7 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/huge_read.py:HugeReadMemoryTool",
             &[],
             "50",
-            "FINDING 1: FAIL unbounded-read (the model: FileTooLarge; the handler: error) (met 3 times, first in sequence 40; 1 command, shrunk from 1)",
+            "FINDING 1: FAIL huge-file-read (met 3 times, first in sequence 40; 1 command, shrunk from 1)",
             1,
             "unbounded-read",
         ),

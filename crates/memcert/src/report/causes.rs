@@ -190,6 +190,18 @@ fn read_slot(source: &[String], detail: &str) -> Option<(String, String)> {
     if !source.iter().any(|s| READ_ROWS.contains(&s.as_str())) {
         return None;
     }
+    match read_hazard(detail)? {
+        "special-file" => Some(("special-file".into(), SPECIAL_FILE_READ.into())),
+        _ => Some(("huge-file".into(), HUGE_FILE_READ.into())),
+    }
+}
+
+/// What an `unbounded-read` or `hang` finding's detail says was read
+/// (`attack::oracle::hazard_of` names it at the start: `step 1: hangs on a FIFO: ...`, `step 1:
+/// unbounded read of a character device: ...`): `"special-file"` for a FIFO, socket or
+/// character device (one flaw, no file-type check), `"huge-file"` for the planted huge file
+/// (another, no size limit), `None` when it names neither (`bug:B17`).
+pub fn read_hazard(detail: &str) -> Option<&'static str> {
     // The detail without its `step N: `: memcert's words up to the first colon.
     let head = detail.split_once(": ").map_or(detail, |(_, rest)| rest);
     let names = |h: &str| {
@@ -200,9 +212,9 @@ fn read_slot(source: &[String], detail: &str) -> Option<(String, String)> {
         .into_iter()
         .any(names)
     {
-        Some(("special-file".into(), SPECIAL_FILE_READ.into()))
+        Some("special-file")
     } else if names("a huge file") {
-        Some(("huge-file".into(), HUGE_FILE_READ.into()))
+        Some("huge-file")
     } else {
         None
     }

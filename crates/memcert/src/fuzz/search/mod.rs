@@ -699,6 +699,20 @@ fn cause_of(plan: &Plan, record: &CaseRecord) -> Cause {
         }
         k => k,
     };
+    // A hang or an endless read of a FIFO, socket or device is one flaw (no file-type check),
+    // and a whole read of the huge file another (no size limit), whatever the model said: as
+    // `certify` counts them (`report::causes::read_hazard`).
+    let read = worst
+        .filter(|_| matches!(kind, "hang" | "unbounded-read"))
+        .and_then(|f| crate::report::causes::read_hazard(&f.detail));
+    if let Some(read) = read {
+        return Cause {
+            verdict: record.verdict,
+            kind: format!("{read}-read"),
+            expected: String::new(),
+            got: String::new(),
+        };
+    }
     Cause {
         verdict: record.verdict,
         kind: kind.to_owned(),
@@ -830,6 +844,51 @@ mod tests {
         assert_eq!(layouts(&b), [1, 11, 13]);
         let one = Settings::worker(None, 1, 1, 0, &built_in, &corpus);
         assert_eq!((one.runs, one.built_in, one.initial.len()), (None, 3, 7));
+    }
+
+    /// A hang on a FIFO and an endless read of a device are one cause (no file-type check); a
+    /// whole read of the huge file is another; a reply finding keeps what the model said.
+    #[test]
+    fn reads_of_special_files_are_one_cause_and_of_the_huge_file_another() {
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![CommandSpec::View {
+                path: crate::fuzz::sequence::PathSpec::raw("/memories/x"),
+                range: None,
+            }],
+        };
+        let p = plan::plan(&seq, &[], crate::text::Profile::Docs, "t", false);
+        let of = |kind: &str, detail: &str| {
+            let mut r = crate::certify::deadline_record(&p.case, false);
+            r.verdict = Verdict::Fail;
+            r.findings = vec![crate::attack::oracle::Finding {
+                verdict: Verdict::Fail,
+                kind: kind.into(),
+                detail: detail.into(),
+            }];
+            cause_of(&p, &r).to_string()
+        };
+        let hang = of(
+            "hang",
+            "step 1: hangs on a FIFO: no answer within 10s (bug:B17)",
+        );
+        let device = of(
+            "unbounded-read",
+            "step 1: unbounded read of a character device: the handler read 68157520 bytes for one call, more than 16777216 (bug:B17)",
+        );
+        let huge = of(
+            "unbounded-read",
+            "step 1: unbounded read of a huge file: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)",
+        );
+        assert_eq!(
+            [hang.as_str(), device.as_str(), huge.as_str()],
+            [
+                "FAIL special-file-read",
+                "FAIL special-file-read",
+                "FAIL huge-file-read"
+            ]
+        );
     }
 
     fn cause(kind: &str) -> Cause {
