@@ -24,7 +24,7 @@ pub use version::{CatalogVersion, CatalogVersionError};
 /// The version of the case catalog: the cases, their requirements and how they grade. Every
 /// change to the catalog (a case added, retired, or changed in verdict) bumps it and adds an
 /// entry to `CHANGELOG.md` at the repository root. `YEAR.MONTH.N` ([`CatalogVersion`]).
-pub const CATALOG_VERSION: &str = "2026.12.4";
+pub const CATALOG_VERSION: &str = "2026.12.5";
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -56,7 +56,7 @@ pub fn by_category(cases: &[CaseRecord]) -> BTreeMap<&str, BTreeMap<Verdict, usi
 }
 
 /// The header every report shows: memcert's version and the catalog's
-/// (`memcert 0.1.0, catalog 2026.12.4`).
+/// (`memcert 0.1.0, catalog 2026.12.5`).
 pub fn versions() -> String {
     format!(
         "memcert {}, catalog {}",
@@ -66,7 +66,7 @@ pub fn versions() -> String {
 }
 
 /// The sentence every report and the binary use for a file made with another catalog version
-/// than the running one: `{made} {recorded}, but this memcert runs catalog 2026.12.4; see
+/// than the running one: `{made} {recorded}, but this memcert runs catalog 2026.12.5; see
 /// CHANGELOG.md for the cases added, retired or changed in verdict between them`, where `made`
 /// names the file (`--baseline base was recorded with`) and `recorded` its versions
 /// (`catalog 2026.11.1`).
