@@ -155,16 +155,21 @@ pub fn seeds() -> Vec<Sequence> {
     let mut seeds = traversal_seeds();
     seeds.extend(black_box_seeds());
     for (bit, path) in [(HUGE_BIT, HUGE_PATH), (DEVICE_BIT, DEVICE_PATH)] {
-        seeds.push(Sequence {
-            layout: 0b11 | (1 << bit),
-            profile: 0,
-            commands: vec![CommandSpec::View {
-                path: PathSpec::raw(path),
-                range: None,
-            }],
-        });
+        seeds.push(one_view(0b11 | (1 << bit), path));
     }
     seeds
+}
+
+/// A built-in input: one `view` of `path` over `layout`.
+fn one_view(layout: u32, path: &str) -> Sequence {
+    Sequence {
+        layout,
+        profile: 0,
+        commands: vec![CommandSpec::View {
+            path: PathSpec::raw(path),
+            range: None,
+        }],
+    }
 }
 
 /// The built-in first inputs of black-box mode (`--memory-dir-unknown`), where nothing is
@@ -177,14 +182,7 @@ pub fn black_box_seeds() -> Vec<Sequence> {
         .absolute
         .iter()
         .filter(|text| text.ends_with("canary.txt"))
-        .map(|text| Sequence {
-            layout: 0b11,
-            profile: 0,
-            commands: vec![CommandSpec::View {
-                path: PathSpec::raw(text.clone()),
-                range: None,
-            }],
-        })
+        .map(|text| one_view(0b11, text))
         .collect()
 }
 
@@ -202,14 +200,7 @@ fn traversal_seeds() -> Vec<Sequence> {
     pairs
         .filter_map(|(d, s)| all.traversal.get(&(d.clone(), s.clone(), 1)))
         .filter(|text| text.ends_with("canary.txt"))
-        .map(|text| Sequence {
-            layout: 0b11,
-            profile: 0,
-            commands: vec![CommandSpec::View {
-                path: PathSpec::raw(text.clone()),
-                range: None,
-            }],
-        })
+        .map(|text| one_view(0b11, text))
         .collect()
 }
 

@@ -858,6 +858,14 @@ mod tests {
     use super::*;
     use crate::fuzz::sequence::{PathSpec, PathToken, TextSpec};
 
+    /// A `view` of the raw path `p`.
+    fn view(p: &str) -> CommandSpec {
+        CommandSpec::View {
+            path: PathSpec::raw(p),
+            range: None,
+        }
+    }
+
     fn at(tokens: Vec<PathToken>) -> PathSpec {
         PathSpec {
             rooted: true,
@@ -1027,10 +1035,6 @@ mod tests {
         assert_eq!(p.steps[1].others, vec![(Reply::AnyError, Branch::Unknown)]);
         // An NFKC twin (U+2024 ONE DOT LEADER is a dot) made, then a view of the absent plain
         // spelling: the store may read it through the twin.
-        let view = |p: &str| CommandSpec::View {
-            path: PathSpec::raw(p),
-            range: None,
-        };
         let seq = Sequence {
             layout: 0,
             profile: 0,
@@ -1080,10 +1084,6 @@ mod tests {
     /// file; a view through the NFD link is refused as a link, and its NFC spelling is absent.
     #[test]
     fn the_extra_hazards_are_planted_and_refused() {
-        let view = |p: &str| CommandSpec::View {
-            path: PathSpec::raw(p),
-            range: None,
-        };
         let seq = Sequence {
             layout: (1 << DEVICE_BIT) | (1 << NFD_LINK_BIT),
             profile: 0,
@@ -1127,10 +1127,6 @@ mod tests {
     /// refusal is still the model's exact reply.
     #[test]
     fn a_path_the_runner_fills_in_is_refused_in_any_words() {
-        let view = |p: &str| CommandSpec::View {
-            path: PathSpec::raw(p),
-            range: None,
-        };
         let seq = Sequence {
             layout: 0,
             profile: 0,
