@@ -517,7 +517,9 @@ impl Sandbox {
     /// The first item's error; the items after it are not planted.
     pub fn plant_all_unchecked(&self, items: &[Fs]) -> io::Result<()> {
         let mut root = None;
-        items.iter().try_for_each(|item| self.plant_in(&mut root, item))
+        items
+            .iter()
+            .try_for_each(|item| self.plant_in(&mut root, item))
     }
 
     /// [`Sandbox::plant_unchecked`] through the root's handle in `root` ([`Sandbox::root_in`]);
@@ -888,7 +890,10 @@ impl Sandbox {
     ///
     /// # Ambient authority
     /// As [`Sandbox::node_unchecked`].
-    pub fn nodes_unchecked<'v>(&self, vpaths: impl IntoIterator<Item = &'v str>) -> Vec<Option<Node>> {
+    pub fn nodes_unchecked<'v>(
+        &self,
+        vpaths: impl IntoIterator<Item = &'v str>,
+    ) -> Vec<Option<Node>> {
         let mut root = None;
         vpaths
             .into_iter()
