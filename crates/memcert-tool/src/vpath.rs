@@ -296,6 +296,11 @@ impl fmt::Display for VPath {
 /// `\` that came out of an escape, or an overlong UTF-8 lead byte, or an IIS `%u` escape of one
 /// of those. The NFKC form is checked as well (`%２ｅ` folds to `%2e`).
 fn has_encoded_separator(name: &str) -> bool {
+    // An ASCII name is its own NFKC form (no ASCII character has a compatibility
+    // decomposition), and one without `%` holds no escape: the answer without normalizing.
+    if name.is_ascii() {
+        return name.contains('%') && encoded_separator_bytes(name.as_bytes());
+    }
     let nfkc: String = name.nfkc().collect();
     [name.as_bytes(), nfkc.as_bytes()]
         .iter()
@@ -303,6 +308,9 @@ fn has_encoded_separator(name: &str) -> bool {
 }
 
 fn encoded_separator_bytes(bytes: &[u8]) -> bool {
+    if !bytes.contains(&b'%') {
+        return false;
+    }
     let mut current = bytes.to_vec();
     for _ in 0..4 {
         if !current.contains(&b'%') {

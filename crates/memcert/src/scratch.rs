@@ -563,11 +563,59 @@ pub fn empty(dir: &Dir) -> io::Result<()> {
     let mut last = Ok(());
     for _ in 0..3 {
         last = empty_once(dir);
-        if last.is_ok() && dir.entries()?.next().is_none() {
+        if last.is_ok() && is_empty(dir)? {
             return Ok(());
         }
     }
     last
+}
+
+/// Whether the folder `dir` holds no entry but `.` and `..`.
+///
+/// # Errors
+/// It cannot be opened for reading or listed.
+fn is_empty(dir: &Dir) -> io::Result<bool> {
+    let mut empty = true;
+    for_each_entry(dir, |_, _| {
+        empty = false;
+        std::ops::ControlFlow::Break(())
+    })?;
+    Ok(empty)
+}
+
+/// Call `each` with every entry of the folder `dir` but `.` and `..`, in the order the
+/// listing gives them, with its type as the listing tells it (`None` where the filesystem
+/// does not: ask `lstat`), until it returns `Break`. One `openat` of `.` from the handle
+/// (`O_RDONLY`, no link to follow) and its `getdents64` calls, streamed: `Dir::entries`
+/// opens the folder twice and asks its flags.
+///
+/// # Errors
+/// The folder cannot be opened for reading, or listing it failed.
+pub(crate) fn for_each_entry(
+    dir: &Dir,
+    mut each: impl FnMut(&OsStr, Option<rustix::fs::FileType>) -> std::ops::ControlFlow<()>,
+) -> io::Result<()> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    use std::os::unix::ffi::OsStrExt as _;
+    let fd = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    for e in rustix::fs::Dir::new(fd)? {
+        let e = e?;
+        let name = e.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let ft = e.file_type();
+        let ft = (ft != FileType::Unknown).then_some(ft);
+        if each(OsStr::from_bytes(name), ft).is_break() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// How many folders deep [`empty_once`] holds handles: below that, a folder's subtree is moved
@@ -626,41 +674,40 @@ fn empty_once(top: &Dir) -> io::Result<()> {
 /// one folder left in it (given `u+rwx` when it lacks it), or `None` when only those that could
 /// not be read are left. Errors go to `first`.
 fn next_subfolder(dir: &Dir, first: &mut Option<io::Error>) -> Option<OsString> {
-    let entries = match dir.entries() {
-        Ok(e) => e,
-        Err(e) => {
+    use std::ops::ControlFlow;
+    let mut found = None;
+    let unlink = |name: &OsStr, first: &mut Option<io::Error>| {
+        if let Err(e) = dir.remove_file(name) {
             first.get_or_insert(e);
-            return None;
         }
     };
-    for entry in entries {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                first.get_or_insert(e);
-                continue;
-            }
-        };
-        let name = entry.file_name();
-        match entry.metadata() {
+    let listed = for_each_entry(dir, |name, ft| {
+        // What the listing says is not a folder is unlinked without an `lstat`: `unlinkat`
+        // never removes a folder (one swapped in since fails, and the next pass takes it).
+        if ft.is_some_and(|ft| ft != rustix::fs::FileType::Directory) {
+            unlink(name, first);
+            return ControlFlow::Continue(());
+        }
+        match dir.symlink_metadata(name) {
             Ok(m) if m.is_dir() => {
                 if m.mode() & 0o700 != 0o700 {
-                    let _ = chmod_nofollow(dir, &name, (m.mode() & 0o7777) | 0o700);
+                    let _ = chmod_nofollow(dir, name, (m.mode() & 0o7777) | 0o700);
                 }
-                return Some(name);
+                found = Some(name.to_owned());
+                return ControlFlow::Break(());
             }
-            Ok(_) => {
-                if let Err(e) = dir.remove_file(&name) {
-                    first.get_or_insert(e);
-                }
-            }
+            Ok(_) => unlink(name, first),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => {
                 first.get_or_insert(e);
             }
         }
+        ControlFlow::Continue(())
+    });
+    if let Err(e) = listed {
+        first.get_or_insert(e);
     }
-    None
+    found
 }
 
 /// `chmod` of `name` in `dir` that never follows a link: the object is opened with

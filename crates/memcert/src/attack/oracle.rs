@@ -169,11 +169,7 @@ impl Observation {
     ) {
         self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked());
         self.token_in_store = sandbox.token_in_store_unchecked();
-        self.checked = case
-            .checks
-            .iter()
-            .map(|c| sandbox.node_unchecked(&c.path))
-            .collect();
+        self.checked = sandbox.nodes_unchecked(case.checks.iter().map(|c| c.path.as_str()));
     }
 }
 

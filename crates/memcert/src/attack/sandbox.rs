@@ -114,6 +114,9 @@ pub struct Sandbox {
     token: String,
     /// The run folder is a fresh temp folder (its name is random, so it is a secret too).
     temp: bool,
+    /// [`Sandbox::host_paths`], spelt once when the run folder is made (its path does not
+    /// change; canonicalizing it again for every case cost a `readlink` per component).
+    host_paths: Vec<String>,
 }
 
 /// Where case sandboxes are made: `$TMPDIR` when it is set (the user's choice); otherwise
@@ -311,7 +314,9 @@ impl Sandbox {
             root,
             token: format!("MEMCERT-CANARY-{:016x}", fastrand::u64(..)),
             temp,
+            host_paths: Vec::new(),
         };
+        sb.host_paths = sb.spell_host_paths();
         // The alias goes in the temp folder next to a temp run folder, so upward paths from the
         // store reach it as they would reach the run folder; a folder the user named gets one
         // in the temp folder.
@@ -322,9 +327,7 @@ impl Sandbox {
         sb.alias = Some(make_alias(&alias_parent, &sb.host_paths(), &sb.token)?);
         sb.make_root()?;
         sb.plant_canaries()?;
-        for item in setup {
-            sb.plant_unchecked(item)?;
-        }
+        sb.plant_all_unchecked(setup)?;
         Ok(sb)
     }
 
@@ -439,6 +442,47 @@ impl Sandbox {
         scratch::parent_nofollow(&self.root_dir()?, &rel, create)
     }
 
+    /// The store root's handle in `root`, opened ([`Sandbox::root_dir`]) when it is not there
+    /// yet: one handle for a batch of memcert's own operations (a setup planted, the checks
+    /// read), instead of one per item.
+    ///
+    /// # Errors
+    /// As [`Sandbox::root_dir`] (`root` stays empty).
+    fn root_in<'r>(&self, root: &'r mut Option<Dir>) -> io::Result<&'r Dir> {
+        if root.is_none() {
+            *root = Some(self.root_dir()?);
+        }
+        root.as_ref()
+            .ok_or_else(|| io::Error::other("the store root's handle"))
+    }
+
+    /// `f` on the folder holding a virtual path and its last name, as [`Sandbox::entry`]
+    /// gives them, from the root's handle in `root` ([`Sandbox::root_in`]): a name right
+    /// below the root is looked up in that handle itself, no folder opened.
+    ///
+    /// # Errors
+    /// As [`Sandbox::entry`], or `f`'s error.
+    fn at_entry<T>(
+        &self,
+        root: &mut Option<Dir>,
+        vpath: &str,
+        create: bool,
+        f: impl FnOnce(&Dir, &OsStr) -> io::Result<T>,
+    ) -> io::Result<T> {
+        let rel = rel_of(vpath);
+        if rel.as_os_str().is_empty() {
+            return f(&self.base_dir, &self.root_name);
+        }
+        let root = self.root_in(root)?;
+        if let (Some(up), Some(name)) = (rel.parent(), rel.file_name()) {
+            if up.as_os_str().is_empty() {
+                return f(root, name);
+            }
+        }
+        let (d, name) = scratch::parent_nofollow(root, &rel, create)?;
+        f(&d, &name)
+    }
+
     /// The folder holding the virtual path `vpath` and its last name, opened from the held
     /// handles with no link followed: what a race case's swapper exchanges
     /// (`renameat2(RENAME_EXCHANGE)` on the handle), so the swaps never reach outside the
@@ -460,93 +504,110 @@ impl Sandbox {
     /// # Errors
     /// Any I/O error of planting it.
     pub fn plant_unchecked(&self, item: &Fs) -> io::Result<()> {
+        self.plant_in(&mut None, item)
+    }
+
+    /// [`Sandbox::plant_unchecked`] for each of `items` in order, through one handle on the
+    /// store root (opened again after an item that replaces the root).
+    ///
+    /// # Ambient authority
+    /// As [`Sandbox::plant_unchecked`].
+    ///
+    /// # Errors
+    /// The first item's error; the items after it are not planted.
+    pub fn plant_all_unchecked(&self, items: &[Fs]) -> io::Result<()> {
+        let mut root = None;
+        items
+            .iter()
+            .try_for_each(|item| self.plant_in(&mut root, item))
+    }
+
+    /// [`Sandbox::plant_unchecked`] through the root's handle in `root` ([`Sandbox::root_in`]);
+    /// an item that replaces the root empties `root`.
+    fn plant_in(&self, root: &mut Option<Dir>, item: &Fs) -> io::Result<()> {
         match item {
             Fs::Dir { path } => {
-                scratch::create_nofollow(&self.root_dir()?, &rel_of(path)).map(drop)
+                scratch::create_nofollow(self.root_in(root)?, &rel_of(path)).map(drop)
             }
             Fs::File { path, content } => {
-                let (d, name) = self.entry(path, true)?;
-                write_at(&d, name, content)
+                self.at_entry(root, path, true, |d, name| write_at(d, name, content))
             }
-            Fs::Lines { path, count } => {
-                let (d, name) = self.entry(path, true)?;
-                write_at(&d, name, "x\n".repeat(*count))
-            }
-            Fs::Symlink { path, target } => {
-                let (d, name) = self.entry(path, true)?;
+            Fs::Lines { path, count } => self.at_entry(root, path, true, |d, name| {
+                write_at(d, name, "x\n".repeat(*count))
+            }),
+            Fs::Symlink { path, target } => self.at_entry(root, path, true, |d, name| {
                 d.symlink_contents(self.link_target(target), name)
-            }
-            Fs::Fifo { path } => {
-                let (d, name) = self.entry(path, true)?;
-                mknod_at(&d, &name, rustix::fs::FileType::Fifo)
-            }
-            Fs::HardLinkOutside { path, name } => {
-                let (d, link) = self.entry(path, true)?;
+            }),
+            Fs::Fifo { path } => self.at_entry(root, path, true, |d, name| {
+                mknod_at(d, name, rustix::fs::FileType::Fifo)
+            }),
+            Fs::HardLinkOutside { path, name } => self.at_entry(root, path, true, |d, link| {
                 let outside = self.base_dir.open_dir_nofollow("outside")?;
                 let (src_dir, src) = scratch::parent_nofollow(&outside, Path::new(name), true)?;
                 if src_dir.symlink_metadata(&src).is_err() {
                     self.write_canary(&src_dir, &src)?;
                 }
-                src_dir.hard_link(&src, &d, &link)
-            }
-            Fs::Socket { path } => {
-                let (d, name) = self.entry(path, true)?;
+                src_dir.hard_link(&src, d, link)
+            }),
+            Fs::Socket { path } => self.at_entry(root, path, true, |d, name| {
                 // mknod(S_IFSOCK) makes the file a bound socket leaves, without binding one (no
                 // 108-byte sun_path limit on the sandbox path).
-                mknod_at(&d, &name, rustix::fs::FileType::Socket)
-            }
+                mknod_at(d, name, rustix::fs::FileType::Socket)
+            }),
             Fs::CharDevice { path, major, minor } => {
-                let (d, name) = self.entry(path, true)?;
-                let dev = rustix::fs::makedev(*major, *minor);
-                let mode = rustix::fs::Mode::from_raw_mode(0o666);
-                rustix::fs::mknodat(&d, &name, rustix::fs::FileType::CharacterDevice, mode, dev)
-                    .map_err(io::Error::from)?;
-                // Readable and writable by the handler whatever its uid (the umask cut it).
-                scratch::chmod_nofollow(&d, &name, 0o666)
+                self.at_entry(root, path, true, |d, name| {
+                    let dev = rustix::fs::makedev(*major, *minor);
+                    let mode = rustix::fs::Mode::from_raw_mode(0o666);
+                    rustix::fs::mknodat(d, name, rustix::fs::FileType::CharacterDevice, mode, dev)
+                        .map_err(io::Error::from)?;
+                    // Readable and writable by the handler whatever its uid (the umask cut it).
+                    scratch::chmod_nofollow(d, name, 0o666)
+                })
             }
-            Fs::Sparse { path, len } => {
-                let (d, name) = self.entry(path, true)?;
-                open_write(&d, &name)?.set_len(*len)
-            }
-            Fs::Mode { path, mode } => {
-                let (d, name) = self.entry(path, false)?;
-                scratch::chmod_nofollow(&d, &name, *mode & 0o777).map_err(|e| {
+            Fs::Sparse { path, len } => self.at_entry(root, path, true, |d, name| {
+                open_write(d, name)?.set_len(*len)
+            }),
+            Fs::Mode { path, mode } => self.at_entry(root, path, false, |d, name| {
+                scratch::chmod_nofollow(d, name, *mode & 0o777).map_err(|e| {
                     if e.kind() == io::ErrorKind::InvalidInput {
                         io::Error::other("Fs::Mode on a symlink would change its target")
                     } else {
                         e
                     }
                 })
-            }
+            }),
             Fs::RawName { dir, name, content } => {
-                let d = scratch::create_nofollow(&self.root_dir()?, &rel_of(dir))?;
+                let d = scratch::create_nofollow(self.root_in(root)?, &rel_of(dir))?;
                 write_at(&d, OsStr::from_bytes(name), content)
             }
             Fs::DeepChain { path, depth } => {
-                let mut d = scratch::create_nofollow(&self.root_dir()?, &rel_of(path))?;
+                let mut d = scratch::create_nofollow(self.root_in(root)?, &rel_of(path))?;
                 for _ in 0..*depth {
                     d = dir_in(&d, "d")?;
                 }
                 write_at(&d, "bottom.txt", "bottom\n")
             }
             Fs::ManyFiles { dir, count } => {
-                let d = scratch::create_nofollow(&self.root_dir()?, &rel_of(dir))?;
+                let d = scratch::create_nofollow(self.root_in(root)?, &rel_of(dir))?;
                 for i in 0..*count {
                     write_at(&d, crate::attack::scenarios::many_name(i), "x\n")?;
                 }
                 Ok(())
             }
             Fs::RootSymlink { target } => {
+                *root = None;
                 // Fails unless the root is still empty: plant this first.
                 self.base_dir.remove_dir(&self.root_name)?;
                 self.base_dir
                     .symlink_contents(self.link_target(target), &self.root_name)
             }
             Fs::RootFifo => {
+                *root = None;
                 self.base_dir.remove_dir(&self.root_name)?;
                 mknod_at(&self.base_dir, &self.root_name, rustix::fs::FileType::Fifo)
             }
             Fs::RootFile { content } => {
+                *root = None;
                 self.base_dir.remove_dir(&self.root_name)?;
                 write_at(&self.base_dir, &self.root_name, content)
             }
@@ -572,6 +633,11 @@ impl Sandbox {
                     scratch::chmod_nofollow(&self.base_dir, &self.root_name, 0o700)?;
                 }
                 scratch::empty(&self.base_dir.open_dir_nofollow(&self.root_name)?)?;
+                // A folder of mode 0700, now empty, is what `make_root` leaves: its `mkdir`
+                // (which finds it) and `chmod` (to the mode it has) change nothing.
+                if m.mode() & 0o7777 == 0o700 {
+                    return Ok(());
+                }
             }
             Ok(_) => self.base_dir.remove_file(&self.root_name)?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -697,6 +763,11 @@ impl Sandbox {
     /// Host path spellings a reply must never contain: the run folder, as created and
     /// canonicalised, and its random name (`memcert-XXXXXX`), which catches relative spellings.
     pub fn host_paths(&self) -> Vec<String> {
+        self.host_paths.clone()
+    }
+
+    /// The spellings [`Sandbox::host_paths`] gives, worked out from the run folder's path.
+    fn spell_host_paths(&self) -> Vec<String> {
         let path = self.run.path();
         let mut v = vec![path.to_string_lossy().into_owned()];
         // The random name of a temp run folder; a folder the user named may have a common name.
@@ -810,10 +881,34 @@ impl Sandbox {
     /// # Ambient authority
     /// None: by handle from the store root.
     pub fn node_unchecked(&self, vpath: &str) -> Option<Node> {
-        let (dir, name) = self.entry(vpath, false).ok()?;
-        let meta = dir.symlink_metadata(&name).ok()?;
-        let mut left = FILE_BYTES;
-        Some(node_of(&dir, &name, &meta, &mut left))
+        self.node_in(&mut None, vpath)
+    }
+
+    /// [`Sandbox::node_unchecked`] of each of `vpaths`, in order, through one handle on the
+    /// store root (memcert's own reads after the last answer: nothing runs between them that
+    /// could replace the root).
+    ///
+    /// # Ambient authority
+    /// As [`Sandbox::node_unchecked`].
+    pub fn nodes_unchecked<'v>(
+        &self,
+        vpaths: impl IntoIterator<Item = &'v str>,
+    ) -> Vec<Option<Node>> {
+        let mut root = None;
+        vpaths
+            .into_iter()
+            .map(|v| self.node_in(&mut root, v))
+            .collect()
+    }
+
+    /// [`Sandbox::node_unchecked`] through the root's handle in `root` ([`Sandbox::root_in`]).
+    fn node_in(&self, root: &mut Option<Dir>, vpath: &str) -> Option<Node> {
+        self.at_entry(root, vpath, false, |dir, name| {
+            let meta = dir.symlink_metadata(name)?;
+            let mut left = FILE_BYTES;
+            Ok(node_of(dir, name, &meta, &mut left))
+        })
+        .ok()
     }
 
     /// What is at a path below the store root as a handler that lists it reaches it: folders
@@ -967,7 +1062,14 @@ fn read_small(dir: &Dir, name: &OsStr, left: &mut usize) -> Vec<u8> {
     loop {
         match limited.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                // A regular file reads short only at its end: one that gave fewer bytes than
+                // asked and all the size `fstat` showed needs no read to see the end.
+                if n < buf.len() && out.len() as u64 == meta.len() {
+                    break;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
@@ -1044,30 +1146,37 @@ fn token_files(
     if prefix.components().count() >= WALK_DEPTH {
         return;
     }
-    let Ok(entries) = dir.entries() else {
-        return;
-    };
-    for e in entries.flatten() {
+    use rustix::fs::FileType;
+    use std::ops::ControlFlow;
+    // The listing's types spare an `lstat` of each folder, link and special file; a regular
+    // file's is still read (its link count), and a folder is entered with `O_NOFOLLOW`.
+    let _ = scratch::for_each_entry(dir, |name, ft| {
         if budget.0 == 0 {
-            return;
+            return ControlFlow::Break(());
         }
         budget.0 -= 1;
-        let name = e.file_name();
-        let rel = prefix.join(&name);
-        let Ok(meta) = e.metadata() else {
-            continue;
+        let is_dir = match ft {
+            Some(FileType::Directory) => true,
+            Some(FileType::RegularFile) | None => match dir.symlink_metadata(name) {
+                Ok(meta) if meta.is_dir() => true,
+                Ok(meta) if meta.is_file() && meta.nlink() == 1 => {
+                    let bytes = read_small(dir, name, &mut budget.1);
+                    if bytes.windows(token.len()).any(|w| w == token) {
+                        out.push(prefix.join(name));
+                    }
+                    false
+                }
+                _ => false,
+            },
+            Some(_) => false,
         };
-        if meta.is_dir() {
-            if let Ok(sub) = dir.open_dir_nofollow(&name) {
-                token_files(&sub, &rel, token, out, budget);
-            }
-        } else if meta.is_file() && meta.nlink() == 1 {
-            let bytes = read_small(dir, &name, &mut budget.1);
-            if bytes.windows(token.len()).any(|w| w == token) {
-                out.push(rel);
+        if is_dir {
+            if let Ok(sub) = dir.open_dir_nofollow(name) {
+                token_files(&sub, &prefix.join(name), token, out, budget);
             }
         }
-    }
+        ControlFlow::Continue(())
+    });
 }
 
 /// True when `node` is what `expected` asks for.
@@ -1087,7 +1196,7 @@ pub fn satisfies(node: Option<&Node>, expected: &Expected) -> bool {
 mod scenario_tests {
     use super::{Node, Sandbox};
     use crate::suite::scenarios::*;
-    use crate::suite::Fs;
+    use crate::suite::{Fs, LinkTo};
 
     #[test]
     fn every_scenario_plants() {
@@ -1211,6 +1320,67 @@ mod scenario_tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         f.write_all_at(b"x", 512 << 20).unwrap();
         assert_ne!(node(&sb.outside_unchecked()), before);
+    }
+
+    #[test]
+    fn one_root_handle_reads_what_one_per_path_reads_and_a_cleared_root_is_0700() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let setup = [
+            Fs::File {
+                path: "/memories/a.txt".into(),
+                content: "a\n".into(),
+            },
+            Fs::File {
+                path: "/memories/d/e/b.txt".into(),
+                content: "b\n".into(),
+            },
+            Fs::Symlink {
+                path: "/memories/out".into(),
+                target: LinkTo::Outside(String::new()),
+            },
+        ];
+        let sb = Sandbox::create_unchecked(&setup).unwrap();
+        let paths = [
+            "/memories",
+            "/memories/a.txt",
+            "/memories/d",
+            "/memories/d/e/b.txt",
+            "/memories/out",
+            "/memories/out/secret.txt",
+            "/memories/missing",
+            "/memories/../base/canary.txt",
+        ];
+        let one_by_one: Vec<Option<Node>> = paths.iter().map(|p| sb.node_unchecked(p)).collect();
+        assert_eq!(sb.nodes_unchecked(paths), one_by_one);
+        assert_eq!(one_by_one[1], Some(Node::File(b"a\n".to_vec())));
+        assert_eq!(one_by_one[3], Some(Node::File(b"b\n".to_vec())));
+        assert_eq!(one_by_one[5], None, "a link is never followed");
+        assert_eq!(one_by_one[7], None, "`..` is refused");
+        // A root a handler opened up to 0755 and filled is emptied back to a 0700 folder; so
+        // is one left at 0700 (the undo then skips the mkdir and chmod it would not need).
+        for mode in [0o755, 0o700] {
+            std::fs::set_permissions(sb.root(), std::fs::Permissions::from_mode(mode)).unwrap();
+            sb.plant_all_unchecked(&setup[..2]).unwrap();
+            sb.clear_store_unchecked().unwrap();
+            assert_eq!(
+                sb.store_tree_unchecked().into_iter().collect::<Vec<_>>(),
+                vec![(std::path::PathBuf::new(), (Node::Dir, 0o700))]
+            );
+        }
+        // An item below a root replaced by a link fails, as planted one at a time.
+        let root_link = [
+            Fs::RootSymlink {
+                target: LinkTo::Outside(String::new()),
+            },
+            Fs::File {
+                path: "/memories/x.txt".into(),
+                content: "x".into(),
+            },
+        ];
+        sb.clear_store_unchecked().unwrap();
+        assert!(sb.plant_all_unchecked(&root_link).is_err());
+        assert!(sb.node_unchecked("/memories/x.txt").is_none());
+        assert!(!sb.base().join("outside/x.txt").exists());
     }
 
     #[test]

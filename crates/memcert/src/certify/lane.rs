@@ -258,9 +258,7 @@ impl Lane {
         if kept.watch.is_none() {
             kept.watch = Session::start(&kept.sandbox, decoys).map(|w| (w, ids));
         }
-        for item in setup {
-            kept.sandbox.plant_unchecked(item)?;
-        }
+        kept.sandbox.plant_all_unchecked(setup)?;
         if !linked.is_empty() {
             // memcert's own links changed the link counts of those outside files alone: read
             // what the watches saw of it, so the case's window opens on a quiet outside; any
