@@ -1092,6 +1092,72 @@ fn read_small(dir: &Dir, name: &OsStr, left: &mut usize) -> Vec<u8> {
     out
 }
 
+/// Whether the regular file `name` in `dir` holds `token` (which has no NUL byte) in its
+/// data: opened as [`read_small`] opens it, its data regions found with `SEEK_DATA` and
+/// `SEEK_HOLE` (a hole reads as zeros, which hold no token; a file system that cannot tell
+/// holes is read whole), at most [`FILE_BYTES`] and what is `left` of the walk's budget read
+/// (and taken from `left`). A 64 MiB sparse file (`Fs::Sparse`) costs two `lseek`s, not a
+/// read of 4 MiB of zeros.
+fn holds_token(dir: &Dir, name: &OsStr, token: &[u8], left: &mut usize) -> bool {
+    use cap_std::fs::OpenOptionsExt as _;
+    use rustix::fs::SeekFrom;
+    use std::os::unix::fs::FileExt as _;
+    let mut o = OpenOptions::new();
+    o.read(true).follow(FollowSymlinks::No);
+    o.custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
+    let Ok(f) = dir.open_with(name, &o) else {
+        return false;
+    };
+    let Ok(meta) = f.metadata() else {
+        return false;
+    };
+    if !meta.is_file() || token.is_empty() {
+        return false;
+    }
+    let f = f.into_std();
+    let finder = memchr::memmem::Finder::new(token);
+    let len = meta.len();
+    let mut cap = FILE_BYTES.min(*left);
+    let mut pos = 0u64;
+    let mut buf = Vec::new();
+    let mut found = false;
+    while pos < len && cap > 0 && !found {
+        let start = match rustix::fs::seek(&f, SeekFrom::Data(pos)) {
+            Ok(p) => p,
+            // No data from `pos` on: the rest is a hole.
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(_) => pos,
+        };
+        let end = rustix::fs::seek(&f, SeekFrom::Hole(start))
+            .unwrap_or(len)
+            .min(len);
+        if end <= start {
+            break;
+        }
+        // One data region, read whole (up to the cap): a token cannot span a hole.
+        let want = usize::try_from(end - start).unwrap_or(usize::MAX).min(cap);
+        buf.clear();
+        buf.resize(want, 0);
+        let mut got = 0;
+        while got < want {
+            match f.read_at(&mut buf[got..], start + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        cap -= got;
+        *left -= got;
+        found = finder.find(&buf[..got]).is_some();
+        if got < want {
+            break;
+        }
+        pos = end;
+    }
+    found
+}
+
 /// How deep the walks of a sandbox go, in folders below where they start: the deepest planted
 /// tree is 300 (`scenario/deep-chain`); a handler may make deeper ones, which are cut there.
 const WALK_DEPTH: usize = 512;
@@ -1160,8 +1226,7 @@ fn token_files(
             Some(FileType::RegularFile) | None => match dir.symlink_metadata(name) {
                 Ok(meta) if meta.is_dir() => true,
                 Ok(meta) if meta.is_file() && meta.nlink() == 1 => {
-                    let bytes = read_small(dir, name, &mut budget.1);
-                    if bytes.windows(token.len()).any(|w| w == token) {
+                    if holds_token(dir, name, token, &mut budget.1) {
                         out.push(prefix.join(name));
                     }
                     false
@@ -1233,6 +1298,42 @@ mod scenario_tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn the_token_is_found_in_a_sparse_files_data_past_the_read_cap_and_not_in_its_holes() {
+        use std::os::unix::fs::FileExt as _;
+        let setup = [Fs::Sparse {
+            path: HUGE_FILE.into(),
+            len: HUGE_FILE_BYTES,
+        }];
+        let sb = Sandbox::create_unchecked(&setup).unwrap();
+        // Holes only: no token, and no read of them.
+        assert_eq!(sb.token_in_store_unchecked(), Vec::<String>::new());
+        // The token 40 MiB in, past the 4 MiB a file's read stops at: found in its data.
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(sb.host_unchecked(HUGE_FILE))
+            .unwrap();
+        let token = format!("..{}..", sb.token());
+        f.write_at(token.as_bytes(), 40 << 20).unwrap();
+        assert_eq!(sb.token_in_store_unchecked(), vec![HUGE_FILE.to_string()]);
+        // A token split over two writes of one data region is still one token.
+        sb.plant_unchecked(&Fs::File {
+            path: "/memories/two.txt".into(),
+            content: sb.token()[..5].as_bytes().to_vec(),
+        })
+        .unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(sb.host_unchecked("/memories/two.txt"))
+            .unwrap()
+            .write_at(sb.token()[5..].as_bytes(), 5)
+            .unwrap();
+        assert_eq!(
+            sb.token_in_store_unchecked(),
+            vec![HUGE_FILE.to_string(), "/memories/two.txt".to_string()]
+        );
     }
 
     #[test]
