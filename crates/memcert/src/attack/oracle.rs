@@ -168,8 +168,8 @@ impl Observation {
         outside: Option<crate::attack::sandbox::Tree>,
     ) {
         self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked());
-        self.token_in_store = sandbox.token_in_store_unchecked();
-        self.checked = sandbox.nodes_unchecked(case.checks.iter().map(|c| c.path.as_str()));
+        (self.token_in_store, self.checked) =
+            sandbox.scan_store_unchecked(case.checks.iter().map(|c| c.path.as_str()));
     }
 }
 

@@ -875,6 +875,70 @@ impl Sandbox {
             .collect()
     }
 
+    /// [`Sandbox::token_in_store_unchecked`] and [`Sandbox::nodes_unchecked`] of `vpaths`
+    /// from one walk of the store: a path whose folder the walk listed whole is answered
+    /// from that listing (its node read as [`Sandbox::node_unchecked`] reads it, `None` when
+    /// the listing lacks it or a folder above it is not a folder the walk entered); any other
+    /// (the root itself, a `..`, a folder past the walk's bounds) is looked up by itself.
+    /// Same results as the two calls, with one open of each folder and file instead of one
+    /// per path: the oracle's "after" of every case.
+    ///
+    /// # Ambient authority
+    /// None: walks the store root by handle, never following links.
+    pub fn scan_store_unchecked<'v>(
+        &self,
+        vpaths: impl IntoIterator<Item = &'v str>,
+    ) -> (Vec<String>, Vec<Option<Node>>) {
+        let vpaths: Vec<&str> = vpaths.into_iter().collect();
+        let mut scan = Scan {
+            token: self.token.as_bytes(),
+            found: Vec::new(),
+            budget: (WALK_ENTRIES, WALK_BYTES),
+            want: std::collections::HashMap::new(),
+            nodes: vec![None; vpaths.len()],
+            met: vec![false; vpaths.len()],
+            listed: std::collections::HashSet::new(),
+            entered: std::collections::HashSet::new(),
+        };
+        for (i, v) in vpaths.iter().enumerate() {
+            let rel = rel_of(v);
+            let normal = rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if normal && !rel.as_os_str().is_empty() {
+                scan.want
+                    .entry(rel.components().collect())
+                    .or_default()
+                    .push(i);
+            }
+        }
+        if let Ok(root) = self.root_dir() {
+            scan.entered.insert(PathBuf::new());
+            scan.walk(&root, Path::new(""));
+        }
+        scan.found.sort();
+        let token = scan
+            .found
+            .iter()
+            .map(|p| format!("/memories/{}", p.display()))
+            .collect();
+        let mut root = None;
+        let nodes = vpaths
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if scan.met[i] {
+                    return scan.nodes[i].take();
+                }
+                match scan.absent(&rel_of(v)) {
+                    true => None,
+                    false => self.node_in(&mut root, v),
+                }
+            })
+            .collect();
+        (token, nodes)
+    }
+
     /// What is at a virtual path now (links not followed, at any component); `None` when
     /// nothing is there or a folder above it is a link.
     ///
@@ -1111,13 +1175,30 @@ fn holds_token(dir: &Dir, name: &OsStr, token: &[u8], left: &mut usize) -> bool 
     let Ok(meta) = f.metadata() else {
         return false;
     };
-    if !meta.is_file() || token.is_empty() {
+    // One link only: a planted hard link is the outside file itself, whose changes show in
+    // the outside diff.
+    if !meta.is_file() || meta.nlink() != 1 || token.is_empty() {
         return false;
     }
     let f = f.into_std();
     let finder = memchr::memmem::Finder::new(token);
     let len = meta.len();
     let mut cap = FILE_BYTES.min(*left);
+    if len <= SMALL_FILE {
+        // Small: read whole, with no `lseek` for holes.
+        let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0).min(cap)];
+        let mut got = 0;
+        while got < buf.len() {
+            match f.read_at(&mut buf[got..], got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        *left -= got;
+        return finder.find(&buf[..got]).is_some();
+    }
     let mut pos = 0u64;
     let mut buf = Vec::new();
     let mut found = false;
@@ -1157,6 +1238,9 @@ fn holds_token(dir: &Dir, name: &OsStr, token: &[u8], left: &mut usize) -> bool 
     }
     found
 }
+
+/// Files up to this size are read whole by [`holds_token`], with no look for holes.
+const SMALL_FILE: u64 = 64 * 1024;
 
 /// How deep the walks of a sandbox go, in folders below where they start: the deepest planted
 /// tree is 300 (`scenario/deep-chain`); a handler may make deeper ones, which are cut there.
@@ -1242,6 +1326,134 @@ fn token_files(
         }
         ControlFlow::Continue(())
     });
+}
+
+/// One walk of the store for [`Sandbox::scan_store_unchecked`].
+struct Scan<'t> {
+    token: &'t [u8],
+    /// Files holding the token, relative to the root.
+    found: Vec<PathBuf>,
+    /// Entries left to look at, bytes left to read.
+    budget: (usize, usize),
+    /// The asked paths below the root (normal components only), each with its indexes.
+    want: std::collections::HashMap<PathBuf, Vec<usize>>,
+    nodes: Vec<Option<Node>>,
+    /// The asked paths the walk met.
+    met: Vec<bool>,
+    /// Folders listed whole (no bound cut their listing), relative to the root.
+    listed: std::collections::HashSet<PathBuf>,
+    /// Folders the walk entered (real folders, not links), relative to the root.
+    entered: std::collections::HashSet<PathBuf>,
+}
+
+impl Scan<'_> {
+    /// [`token_files`]' walk, which also keeps the node of each asked path it meets.
+    fn walk(&mut self, dir: &Dir, prefix: &Path) {
+        if prefix.components().count() >= WALK_DEPTH {
+            return;
+        }
+        use rustix::fs::FileType;
+        use std::ops::ControlFlow;
+        let mut whole = true;
+        let mut subs: Vec<OsString> = Vec::new();
+        let listed = scratch::for_each_entry(dir, |name, ft| {
+            if self.budget.0 == 0 {
+                whole = false;
+                return ControlFlow::Break(());
+            }
+            self.budget.0 -= 1;
+            let rel = prefix.join(name);
+            let asked = self.want.get(&rel).cloned();
+            // A regular file nobody asked for needs no `lstat`: `holds_token` opens it with no
+            // link followed and reads its type and link count from the handle.
+            let meta = match (ft, &asked) {
+                (Some(FileType::Directory | FileType::RegularFile), None) => None,
+                (None, _) | (_, Some(_)) => {
+                    match dir.symlink_metadata(name) {
+                        Ok(m) => Some(m),
+                        // Gone since the listing: not there.
+                        Err(_) => return ControlFlow::Continue(()),
+                    }
+                }
+                (Some(_), None) => return ControlFlow::Continue(()),
+            };
+            let is_dir = match &meta {
+                Some(m) => m.is_dir(),
+                None => ft == Some(FileType::Directory),
+            };
+            if let (Some(idx), Some(m)) = (&asked, &meta) {
+                let mut left = FILE_BYTES;
+                let node = node_of(dir, name, m, &mut left);
+                if let Node::File(bytes) = &node {
+                    // The token in the bytes read, unless they were cut: read it again then.
+                    if m.nlink() == 1 {
+                        let whole_read = bytes.len() as u64 == m.len();
+                        let holds = if whole_read {
+                            self.budget.1 = self.budget.1.saturating_sub(bytes.len());
+                            memchr::memmem::find(bytes, self.token).is_some()
+                        } else {
+                            holds_token(dir, name, self.token, &mut self.budget.1)
+                        };
+                        if holds {
+                            self.found.push(rel.clone());
+                        }
+                    }
+                }
+                for &i in idx {
+                    self.nodes[i] = Some(node.clone());
+                    self.met[i] = true;
+                }
+            } else if meta.as_ref().is_none_or(|m| m.is_file())
+                && ft != Some(FileType::Directory)
+                && holds_token(dir, name, self.token, &mut self.budget.1)
+            {
+                self.found.push(rel.clone());
+            }
+            if is_dir {
+                subs.push(name.to_owned());
+            }
+            ControlFlow::Continue(())
+        });
+        if listed.is_ok() && whole {
+            self.listed.insert(prefix.to_path_buf());
+        }
+        for name in subs {
+            if let Ok(sub) = dir.open_dir_nofollow(&name) {
+                let rel = prefix.join(&name);
+                self.entered.insert(rel.clone());
+                self.walk(&sub, &rel);
+            }
+        }
+    }
+
+    /// Whether the walk shows that nothing is at `rel` (or that a folder above it is not a
+    /// folder it entered: a link, a file): some folder above it was listed whole and the
+    /// next name on the way was not entered, or its own folder was listed without it.
+    fn absent(&self, rel: &Path) -> bool {
+        let comps: Vec<_> = rel.components().collect();
+        if comps.is_empty()
+            || !comps
+                .iter()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return false;
+        }
+        let mut at = PathBuf::new();
+        for (i, c) in comps.iter().enumerate() {
+            if !self.listed.contains(&at) {
+                return false;
+            }
+            at.push(c);
+            if i + 1 == comps.len() {
+                // Listed whole and not met (met paths never get here).
+                return true;
+            }
+            if !self.entered.contains(&at) {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// True when `node` is what `expected` asks for.
@@ -1424,6 +1636,77 @@ mod scenario_tests {
     }
 
     #[test]
+    fn one_scan_of_the_store_answers_as_the_token_search_and_a_lookup_per_path() {
+        let setup = [
+            Fs::File {
+                path: "/memories/a.txt".into(),
+                content: "a\n".into(),
+            },
+            Fs::File {
+                path: "/memories/d/e/b.txt".into(),
+                content: "b\n".into(),
+            },
+            Fs::Symlink {
+                path: "/memories/out".into(),
+                target: LinkTo::Outside(String::new()),
+            },
+            Fs::HardLinkOutside {
+                path: "/memories/hard.txt".into(),
+                name: "hard-source.txt".into(),
+            },
+            Fs::Fifo {
+                path: "/memories/fifo".into(),
+            },
+        ];
+        let sb = Sandbox::create_unchecked(&setup).unwrap();
+        // The token copied into two store files, one of them below a folder nobody asks for.
+        for p in ["/memories/d/copy.txt", "/memories/d/e/f/g.txt"] {
+            sb.plant_unchecked(&Fs::File {
+                path: p.into(),
+                content: format!("x {} y", sb.token()).into_bytes(),
+            })
+            .unwrap();
+        }
+        let paths = [
+            "/memories",
+            "/memories/a.txt",
+            "/memories/a.txt/under-a-file",
+            "/memories/d",
+            "/memories/d/",
+            "/memories//d/e/b.txt",
+            "/memories/d/e/f/g.txt",
+            "/memories/d/e/missing/deeper.txt",
+            "/memories/out",
+            "/memories/out/secret.txt",
+            "/memories/hard.txt",
+            "/memories/fifo",
+            "/memories/missing",
+            "/memories/../base/canary.txt",
+            "/memories/a.txt",
+        ];
+        let one_by_one: Vec<Option<Node>> = paths.iter().map(|p| sb.node_unchecked(p)).collect();
+        let (token, nodes) = sb.scan_store_unchecked(paths);
+        assert_eq!(token, sb.token_in_store_unchecked());
+        assert_eq!(
+            token,
+            vec![
+                "/memories/d/copy.txt".to_string(),
+                "/memories/d/e/f/g.txt".to_string()
+            ]
+        );
+        assert_eq!(nodes, one_by_one);
+        assert_eq!(nodes[1], Some(Node::File(b"a\n".to_vec())));
+        assert_eq!(nodes[2], None);
+        assert_eq!(nodes[4], Some(Node::Dir));
+        assert_eq!(nodes[5], Some(Node::File(b"b\n".to_vec())));
+        assert_eq!(nodes[7], None);
+        assert_eq!(nodes[9], None, "a link is never followed");
+        assert_eq!(nodes[11], Some(Node::Other));
+        assert_eq!(nodes[13], None, "`..` is refused");
+        assert_eq!(nodes[14], nodes[1]);
+    }
+
+    #[test]
     fn one_root_handle_reads_what_one_per_path_reads_and_a_cleared_root_is_0700() {
         use std::os::unix::fs::PermissionsExt as _;
         let setup = [
@@ -1453,6 +1736,10 @@ mod scenario_tests {
         ];
         let one_by_one: Vec<Option<Node>> = paths.iter().map(|p| sb.node_unchecked(p)).collect();
         assert_eq!(sb.nodes_unchecked(paths), one_by_one);
+        assert_eq!(
+            sb.scan_store_unchecked(paths),
+            (Vec::<String>::new(), one_by_one.clone())
+        );
         assert_eq!(one_by_one[1], Some(Node::File(b"a\n".to_vec())));
         assert_eq!(one_by_one[3], Some(Node::File(b"b\n".to_vec())));
         assert_eq!(one_by_one[5], None, "a link is never followed");
