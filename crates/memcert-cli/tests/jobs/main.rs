@@ -445,6 +445,51 @@ fn a_write_through_a_shared_mmap_is_unsafe_fresh_or_undone() {
     }
 }
 
+// The held outside files are read again only once a window saw one of them opened
+// (`Session::opened`): a mapping made in one case and written through in a later one, with no
+// open in that later case, must still show.
+#[test]
+fn a_mapping_kept_from_an_earlier_case_and_written_later_is_unsafe_where_it_lands() {
+    let py = python();
+    let args = [
+        "--python",
+        "fixtures/handlers/hostile/mmap_keeper.py:MmapKeeperMemoryTool",
+        "--python-exe",
+        &py,
+        "--cases",
+        "view/file/*",
+    ];
+    let verdicts = |how: &[&str]| -> Vec<(String, Vec<String>)> {
+        let r = report_of("standard", how, &args);
+        r["cases"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|c| {
+                let kinds = c["findings"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|f| f["verdict"] != "PASS")
+                    .filter_map(|f| f["kind"].as_str().map(str::to_owned))
+                    .collect();
+                (c["verdict"].as_str().unwrap_or_default().to_owned(), kinds)
+            })
+            .collect()
+    };
+    // With a sandbox per case the writes land in removed files: the careful base's verdicts
+    // (4 of its replies are worded otherwise: NON-STRICT).
+    let fresh = verdicts(&FRESH_ONE);
+    let of = |v: &str| fresh.iter().filter(|(w, _)| w == v).count();
+    assert_eq!((fresh.len(), of("PASS"), of("NON-STRICT")), (14, 10, 4));
+    assert_eq!(fresh[1], ("PASS".to_owned(), Vec::new()));
+    // Undone: the second case, the first write, is caught; then a new layout.
+    let mut undo = fresh.clone();
+    undo[1] = ("UNSAFE".to_owned(), vec!["outside-changed".to_owned()]);
+    assert_eq!(verdicts(&UNDO_ONE), undo);
+}
+
 /// The exit code and stderr of `memcert` with `args`.
 fn usage(args: &[&str]) -> (Option<i32>, String) {
     let (code, _, stderr) = common::memcert(args);

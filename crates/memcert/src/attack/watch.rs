@@ -17,7 +17,9 @@
 //!   (`IN_ACCESS`, `IN_MODIFY`). Opens are not recorded, but on the decoy credentials (a careful handler may open an in-store
 //!   hard link, see its link count and refuse), nor attribute changes of files (removing or
 //!   renaming an in-store hard link changes the outside inode's link count): those are
-//!   watched only to tell [`Session::close_window`] that the outside may have changed.
+//!   watched only to tell [`Session::close_window`] that the outside may have changed, and
+//!   opens that a file may be written through a shared `mmap` from then on
+//!   ([`Session::opened`]).
 //!
 //! # The window
 //! [`Session::start`] adds the watches after the oracle's "before" walk and drops what the
@@ -203,6 +205,8 @@ pub struct Session {
     marker: RefCell<std::ffi::OsString>,
     /// The store root relative to the run folder: events at or under it are dropped.
     root: PathBuf,
+    /// A window saw an outside file (not a decoy) opened ([`Session::opened`]).
+    opened: std::cell::Cell<bool>,
 }
 
 /// The flags of a folder's watch ([module docs](self)).
@@ -219,10 +223,12 @@ fn dir_flags() -> WatchFlags {
         | WatchFlags::ONLYDIR
 }
 
-/// The flags of a file's watch: content ([module docs](self)), and attribute changes, which
-/// are not touches but tell [`Session::close_window`] that the outside may have changed.
+/// The flags of a file's watch: content ([module docs](self)), attribute changes, which are
+/// not touches but tell [`Session::close_window`] that the outside may have changed, and opens,
+/// which are not touches either but tell it that the file may be written through a shared
+/// `mmap` from then on ([`Session::opened`]).
 fn file_flags() -> WatchFlags {
-    WatchFlags::ACCESS | WatchFlags::MODIFY | WatchFlags::ATTRIB
+    WatchFlags::ACCESS | WatchFlags::MODIFY | WatchFlags::ATTRIB | WatchFlags::OPEN
 }
 
 impl Session {
@@ -243,6 +249,7 @@ impl Session {
                 wds: BTreeMap::new(),
                 marker: RefCell::default(),
                 root,
+                opened: std::cell::Cell::new(false),
             };
             for (label, dir) in tops {
                 let fd = openat(
@@ -434,11 +441,29 @@ impl Session {
                 let mut changed = false;
                 let touched = self.read_marked(w, sandbox, |wd, flags, name| {
                     changed |= self.changes(wd, flags, name);
+                    if flags.contains(ReadFlags::OPEN)
+                        && self
+                            .outside_path(wd, name)
+                            .is_some_and(|(w, _)| !w.dir && !w.decoy)
+                    {
+                        self.opened.set(true);
+                    }
                 })?;
                 Ok((touched, changed))
             }
             _ => Err("the inotify instance is gone".to_owned()),
         })
+    }
+
+    /// Whether a window of this session ([`Session::close_window`]: the handler's time, never
+    /// memcert's own walks and reads, which [`Session::reopen`] drains) saw an outside file
+    /// other than a decoy opened (`IN_OPEN`), through any name (an in-store hard link too).
+    /// Sticky for the session's life. Only a handle opened on a file can write to it through
+    /// a shared `mmap`, which no event shows: while this is false, no outside file can have
+    /// changed that way since the watches began (`certify::lane` reads the held files again
+    /// only then).
+    pub fn opened(&self) -> bool {
+        self.opened.get()
     }
 
     /// Whether an event may have changed the outside: a change flag on a watch of this
