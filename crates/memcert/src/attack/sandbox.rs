@@ -149,7 +149,8 @@ pub fn default_parent() -> &'static Path {
 /// it held then.
 #[derive(Debug)]
 pub struct HeldFiles {
-    files: Vec<(cap_std::fs::File, Vec<u8>)>,
+    /// Each file's path (as [`Sandbox::outside_unchecked`] names it), handle and bytes.
+    files: Vec<(PathBuf, cap_std::fs::File, Vec<u8>)>,
     /// Every file of the tree is held.
     pub complete: bool,
 }
@@ -160,18 +161,27 @@ impl HeldFiles {
     /// report, shows here. What replaced a file by its name, or changed its mode, does not:
     /// the watches of the outside see those (`attack::watch`).
     pub fn unchanged(&self) -> bool {
+        self.unchanged_where(|_| true)
+    }
+
+    /// [`HeldFiles::unchanged`] of the held files whose path `pick` takes (the others are not
+    /// read).
+    pub fn unchanged_where(&self, pick: impl Fn(&Path) -> bool) -> bool {
         use cap_std::fs::FileExt as _;
         let mut buf = Vec::new();
-        self.files.iter().all(|(f, bytes)| {
-            buf.clear();
-            buf.resize(bytes.len() + 1, 0);
-            // One read: a regular file gives all it holds up to the length asked; a short
-            // read that is not the end shows as a difference (the runner walks then).
-            match f.read_at(&mut buf, 0) {
-                Ok(got) => buf[..got] == bytes[..],
-                Err(_) => false,
-            }
-        })
+        self.files
+            .iter()
+            .filter(|(p, ..)| pick(p))
+            .all(|(_, f, bytes)| {
+                buf.clear();
+                buf.resize(bytes.len() + 1, 0);
+                // One read: a regular file gives all it holds up to the length asked; a short
+                // read that is not the end shows as a difference (the runner walks then).
+                match f.read_at(&mut buf, 0) {
+                    Ok(got) => buf[..got] == bytes[..],
+                    Err(_) => false,
+                }
+            })
     }
 }
 
@@ -708,7 +718,9 @@ impl Sandbox {
                     dir.open_with(rel, &o).ok()
                 });
             match opened {
-                Some(f) if bytes.len() <= FILE_BYTES => files.push((f, bytes.clone())),
+                Some(f) if bytes.len() <= FILE_BYTES => {
+                    files.push((path.clone(), f, bytes.clone()));
+                }
                 _ => complete = false,
             }
         }

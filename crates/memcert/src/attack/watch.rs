@@ -205,8 +205,8 @@ pub struct Session {
     marker: RefCell<std::ffi::OsString>,
     /// The store root relative to the run folder: events at or under it are dropped.
     root: PathBuf,
-    /// A window saw an outside file (not a decoy) opened ([`Session::opened`]).
-    opened: std::cell::Cell<bool>,
+    /// The outside files (not decoys) a window saw opened ([`Session::opened`]).
+    opened: RefCell<std::collections::BTreeSet<PathBuf>>,
 }
 
 /// The flags of a folder's watch ([module docs](self)).
@@ -249,7 +249,7 @@ impl Session {
                 wds: BTreeMap::new(),
                 marker: RefCell::default(),
                 root,
-                opened: std::cell::Cell::new(false),
+                opened: RefCell::default(),
             };
             for (label, dir) in tops {
                 let fd = openat(
@@ -441,12 +441,12 @@ impl Session {
                 let mut changed = false;
                 let touched = self.read_marked(w, sandbox, |wd, flags, name| {
                     changed |= self.changes(wd, flags, name);
-                    if flags.contains(ReadFlags::OPEN)
-                        && self
-                            .outside_path(wd, name)
-                            .is_some_and(|(w, _)| !w.dir && !w.decoy)
-                    {
-                        self.opened.set(true);
+                    if flags.contains(ReadFlags::OPEN) {
+                        if let Some((w, path)) = self.outside_path(wd, name) {
+                            if !w.dir && !w.decoy {
+                                self.opened.borrow_mut().insert(path);
+                            }
+                        }
                     }
                 })?;
                 Ok((touched, changed))
@@ -456,14 +456,14 @@ impl Session {
     }
 
     /// Whether a window of this session ([`Session::close_window`]: the handler's time, never
-    /// memcert's own walks and reads, which [`Session::reopen`] drains) saw an outside file
-    /// other than a decoy opened (`IN_OPEN`), through any name (an in-store hard link too).
-    /// Sticky for the session's life. Only a handle opened on a file can write to it through
-    /// a shared `mmap`, which no event shows: while this is false, no outside file can have
-    /// changed that way since the watches began (`certify::lane` reads the held files again
-    /// only then).
-    pub fn opened(&self) -> bool {
-        self.opened.get()
+    /// memcert's own walks and reads, which [`Session::reopen`] drains) saw the outside file
+    /// at `path` (relative to the run folder, as its watch is labelled; not a decoy) opened
+    /// (`IN_OPEN`), through any name (an in-store hard link too). Sticky for the session's
+    /// life. Only a handle opened on a file can write to it through a shared `mmap`, which no
+    /// event shows: while this is false, the file cannot have changed that way since the
+    /// watches began (`certify::lane` reads again only the held files this is true of).
+    pub fn opened(&self, path: &Path) -> bool {
+        self.opened.borrow().contains(path)
     }
 
     /// Whether an event may have changed the outside: a change flag on a watch of this
