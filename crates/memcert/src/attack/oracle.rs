@@ -216,11 +216,12 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     let mut findings = Vec::new();
     let mut steps = Vec::new();
     let needles = Needles::new(obs);
+    let echoes = inputs_holding_token(obs, &needles);
     for (i, reply) in obs.replies.iter().enumerate() {
         match reply {
             Ok(r) => {
                 let mut disclosed = disclosures(i, r, obs, &needles);
-                if input_holds_token(i, obs, &needles) {
+                if echoes.get(i).or(echoes.last()).copied().unwrap_or(false) {
                     // An echo of the input, not a read outside the root.
                     disclosed.retain(|f| f.kind != "outside-read");
                 }
@@ -377,44 +378,80 @@ fn skipped(why: &str) -> Judgement {
 /// inserted, in hexadecimal, or in base64 (standard or URL-safe, at any of the three byte
 /// alignments it can have inside a longer encoded text). An empty token is never held.
 pub fn holds_canary(text: &str, token: &str) -> bool {
-    Canary::new(token).is_some_and(|c| c.held_in(&Searched::new(text)))
+    Canary::of(token).is_some_and(|c| c.held_in(&Searched::new(text)))
 }
 
-/// The needles of one canary token ([`holds_canary`]), made once and looked for in any number
-/// of texts.
-struct Canary<'a> {
+/// The needles of one canary token ([`holds_canary`]), made once per token and thread
+/// ([`Canary::of`]) and looked for in any number of texts.
+struct Canary {
     /// The token as it is.
-    token: &'a str,
+    token: memchr::memmem::Finder<'static>,
     /// In lower case, reversed and in lower-case hexadecimal: looked for in the lower-cased text.
-    folded: [String; 3],
+    folded: Vec<memchr::memmem::Finder<'static>>,
     /// Its base64 spellings ([`base64_needles`]): looked for in the text as kept.
-    base64: Vec<String>,
+    base64: Vec<memchr::memmem::Finder<'static>>,
 }
 
-impl<'a> Canary<'a> {
-    /// The needles of `token`; `None` for an empty token, which is never held.
-    fn new(token: &'a str) -> Option<Self> {
+/// How many tokens' needles a thread keeps ([`Canary::of`]): a run has one token per sandbox
+/// and a few decoy credentials.
+const CANARIES_KEPT: usize = 64;
+
+thread_local! {
+    static CANARIES: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Canary>>> =
+        std::cell::RefCell::default();
+}
+
+impl Canary {
+    /// The needles of `token`, made on first use on this thread (at most [`CANARIES_KEPT`]
+    /// tokens kept); `None` for an empty token, which is never held.
+    fn of(token: &str) -> Option<std::rc::Rc<Canary>> {
         if token.is_empty() {
             return None;
         }
+        CANARIES.with(|cell| {
+            let mut kept = cell.borrow_mut();
+            if let Some(c) = kept.get(token) {
+                return Some(c.clone());
+            }
+            if kept.len() >= CANARIES_KEPT {
+                kept.clear();
+            }
+            let c = std::rc::Rc::new(Canary::new(token));
+            kept.insert(token.to_owned(), c.clone());
+            Some(c)
+        })
+    }
+
+    /// The needles of a non-empty `token`.
+    fn new(token: &str) -> Canary {
+        let finder = |n: &[u8]| memchr::memmem::Finder::new(n).into_owned();
         let lower = token.to_ascii_lowercase();
         let reversed: String = lower.chars().rev().collect();
         let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
-        Some(Canary {
-            token,
-            folded: [lower, reversed, hex],
-            base64: base64_needles(token.as_bytes()),
-        })
+        Canary {
+            token: finder(token.as_bytes()),
+            folded: [lower, reversed, hex]
+                .iter()
+                .map(|n| finder(n.as_bytes()))
+                .collect(),
+            base64: base64_needles(token.as_bytes())
+                .iter()
+                .map(|n| finder(n.as_bytes()))
+                .collect(),
+        }
     }
 
     /// Whether `text` holds this token in any of its spellings.
     fn held_in(&self, text: &Searched<'_>) -> bool {
-        text.raw.contains(self.token)
+        self.token.find(text.raw.as_bytes()).is_some()
             || self
                 .folded
                 .iter()
-                .any(|n| text.plain().contains(n.as_str()))
-            || self.base64.iter().any(|n| text.kept().contains(n.as_str()))
+                .any(|n| n.find(text.plain().as_bytes()).is_some())
+            || self
+                .base64
+                .iter()
+                .any(|n| n.find(text.kept().as_bytes()).is_some())
     }
 }
 
@@ -496,8 +533,8 @@ fn base64_needles(token: &[u8]) -> Vec<String> {
 /// credentials' tokens and of the case's canary token, and the host path spellings with runs of
 /// `/` collapsed (those that collapse to nothing left out), each beside the spelling it came from.
 struct Needles<'a> {
-    credentials: Vec<Canary<'a>>,
-    token: Option<Canary<'a>>,
+    credentials: Vec<std::rc::Rc<Canary>>,
+    token: Option<std::rc::Rc<Canary>>,
     hosts: Vec<(&'a str, std::borrow::Cow<'a, str>)>,
 }
 
@@ -507,9 +544,9 @@ impl<'a> Needles<'a> {
             credentials: obs
                 .credentials
                 .iter()
-                .filter_map(|t| Canary::new(t))
+                .filter_map(|t| Canary::of(t))
                 .collect(),
-            token: Canary::new(&obs.token),
+            token: Canary::of(&obs.token),
             hosts: obs
                 .host_paths
                 .iter()
@@ -520,19 +557,24 @@ impl<'a> Needles<'a> {
     }
 }
 
-/// Whether an input string of step `i` or of a step before it holds the canary token (in a
-/// disguise [`holds_canary`] knows). No case or transcript input does: the token is random per
-/// sandbox. A fuzzer that learns it (libFuzzer traces the oracle's comparisons) spells it in a
-/// path, whose refusal echoes it, or writes it into a file that a later view reads back: either
-/// reply holds it without anything read outside the root.
-fn input_holds_token(i: usize, obs: &Observation, needles: &Needles) -> bool {
-    needles.token.as_ref().is_some_and(|c| {
-        obs.inputs
-            .iter()
-            .take(i + 1)
-            .flatten()
-            .any(|s| c.held_in(&Searched::new(s)))
-    })
+/// For each step `i`, whether an input string of it or of a step before it holds the canary
+/// token (in a disguise [`holds_canary`] knows). No case or transcript input does: the token is
+/// random per sandbox. A fuzzer that learns it (libFuzzer traces the oracle's comparisons)
+/// spells it in a path, whose refusal echoes it, or writes it into a file that a later view
+/// reads back: either reply holds it without anything read outside the root.
+fn inputs_holding_token(obs: &Observation, needles: &Needles) -> Vec<bool> {
+    let mut seen = false;
+    obs.inputs
+        .iter()
+        .map(|strings| {
+            seen = seen
+                || needles
+                    .token
+                    .as_ref()
+                    .is_some_and(|c| strings.iter().any(|s| c.held_in(&Searched::new(s))));
+            seen
+        })
+        .collect()
 }
 
 /// What reply `i` (`r`) discloses: the canary token (content or names read outside the root),
