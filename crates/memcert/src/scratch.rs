@@ -562,9 +562,12 @@ fn remove_tree(made: &Made) -> io::Result<()> {
 pub fn empty(dir: &Dir) -> io::Result<()> {
     let mut last = Ok(());
     for _ in 0..3 {
-        last = empty_once(dir);
-        if last.is_ok() && is_empty(dir)? {
-            return Ok(());
+        match empty_once(dir) {
+            // Its last listing of `dir`, made after every removal, showed no entry.
+            Ok(true) => return Ok(()),
+            Ok(false) if is_empty(dir)? => return Ok(()),
+            Ok(false) => last = Ok(()),
+            Err(e) => last = Err(e),
         }
     }
     last
@@ -624,21 +627,28 @@ pub(crate) fn for_each_entry(
 const EMPTY_DEPTH: usize = 64;
 
 /// One pass of [`empty`], iterative: a stack of handles, one per level, at most
-/// [`EMPTY_DEPTH`] deep.
-fn empty_once(top: &Dir) -> io::Result<()> {
+/// [`EMPTY_DEPTH`] deep. True when its last listing of `top` showed no entry at all (`top`
+/// was empty then, after every removal of the pass).
+fn empty_once(top: &Dir) -> io::Result<bool> {
     let mut first = None;
+    let mut clean = false;
     // The folders being emptied below `top`, each with its name in the one above.
     let mut stack: Vec<(Dir, OsString)> = Vec::new();
     loop {
         let dir = stack.last().map_or(top, |(d, _)| d);
-        match next_subfolder(dir, &mut first) {
+        let mut saw = false;
+        let next = next_subfolder(dir, &mut first, &mut saw);
+        if stack.is_empty() {
+            clean = !saw && next.is_none();
+        }
+        match next {
             Some(name) if stack.len() >= EMPTY_DEPTH => {
                 // Too deep to hold another handle: move that subtree up to the top and go on
                 // there (a fresh name; a clash is another try).
                 let fresh = OsString::from(format!(".memcert-deep-{}", random_suffix()));
                 if let Err(e) = rustix::fs::renameat(dir, &name, top, &fresh) {
                     first.get_or_insert(e.into());
-                    return first.map_or(Ok(()), Err);
+                    return first.map_or(Ok(false), Err);
                 }
             }
             Some(name) => match dir.open_dir_nofollow(&name) {
@@ -667,13 +677,14 @@ fn empty_once(top: &Dir) -> io::Result<()> {
             }
         }
     }
-    first.map_or(Ok(()), Err)
+    first.map_or(Ok(clean), Err)
 }
 
 /// Unlink every entry of `dir` that is not a folder (links included) and return the name of
-/// one folder left in it (given `u+rwx` when it lacks it), or `None` when only those that could
-/// not be read are left. Errors go to `first`.
-fn next_subfolder(dir: &Dir, first: &mut Option<io::Error>) -> Option<OsString> {
+/// one folder left in it (the first listed, given `u+rwx` when it lacks it), or `None` when
+/// only those that could not be read are left. Errors go to `first`; `saw` is set when the
+/// listing showed any entry.
+fn next_subfolder(dir: &Dir, first: &mut Option<io::Error>, saw: &mut bool) -> Option<OsString> {
     use std::ops::ControlFlow;
     let mut found = None;
     let unlink = |name: &OsStr, first: &mut Option<io::Error>| {
@@ -682,19 +693,25 @@ fn next_subfolder(dir: &Dir, first: &mut Option<io::Error>) -> Option<OsString> 
         }
     };
     let listed = for_each_entry(dir, |name, ft| {
+        *saw = true;
         // What the listing says is not a folder is unlinked without an `lstat`: `unlinkat`
         // never removes a folder (one swapped in since fails, and the next pass takes it).
         if ft.is_some_and(|ft| ft != rustix::fs::FileType::Directory) {
             unlink(name, first);
             return ControlFlow::Continue(());
         }
+        // The listing goes on past the first folder, unlinking what is not one: the other
+        // folders wait for the next listing.
+        if found.is_some() && ft == Some(rustix::fs::FileType::Directory) {
+            return ControlFlow::Continue(());
+        }
         match dir.symlink_metadata(name) {
+            Ok(m) if m.is_dir() && found.is_some() => {}
             Ok(m) if m.is_dir() => {
                 if m.mode() & 0o700 != 0o700 {
                     let _ = chmod_nofollow(dir, name, (m.mode() & 0o7777) | 0o700);
                 }
                 found = Some(name.to_owned());
-                return ControlFlow::Break(());
             }
             Ok(_) => unlink(name, first),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}

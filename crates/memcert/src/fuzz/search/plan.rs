@@ -364,12 +364,21 @@ fn entry_at<'m>(model: &'m Model, parts: &[String]) -> Option<&'m Entry> {
 /// width, a trailing space, a slug).
 fn fold(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization as _;
+    let slug = |c: char| if ".- ".contains(c) { '_' } else { c };
+    if name.is_ascii() {
+        // NFKC leaves ASCII as it is: one pass, one allocation.
+        return name
+            .trim_end_matches(' ')
+            .chars()
+            .map(|c| slug(c.to_ascii_lowercase()))
+            .collect();
+    }
     name.nfkc()
         .collect::<String>()
         .to_lowercase()
         .trim_end_matches(' ')
         .chars()
-        .map(|c| if ".- ".contains(c) { '_' } else { c })
+        .map(slug)
         .collect()
 }
 
