@@ -227,16 +227,33 @@ fn symlink(text: &str) -> Entry {
 /// Whether every name of `path` is one the doc clearly lets a handler take: ASCII letters,
 /// digits, `.`, `_`, `-`, at most 200 bytes, not dots alone (`.`, `..`, `...`: a handler may
 /// strip or refuse them). A refusal of anything else is an accepted branch.
+///
+/// Read straight from the text, with no [`VPath::parse`]: every path whose names are of that
+/// set parses (no control, `%`, `\\` or non-ASCII character, no empty or dots-only name, names
+/// under [`crate::vpath::MAX_NAME_BYTES`]) unless it is longer than
+/// [`crate::vpath::MAX_PATH_BYTES`] or not under `/memories` (test
+/// `plain_reads_the_text_as_the_parser_would`).
 fn plain(path: &str) -> bool {
-    match VPath::parse(path) {
-        Ok(p) => p.components().iter().all(|n| {
-            n.len() <= 200
-                && n.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-                && !n.chars().all(|c| c == '.')
-        }),
-        Err(_) => false,
+    if path.len() > crate::vpath::MAX_PATH_BYTES {
+        return false;
     }
+    let Some(rest) = path.strip_prefix(crate::vpath::ROOT) else {
+        return false;
+    };
+    if rest.is_empty() || rest == "/" {
+        return true;
+    }
+    let Some(body) = rest.strip_prefix('/') else {
+        return false;
+    };
+    let body = body.strip_suffix('/').unwrap_or(body);
+    body.split('/').all(|n| {
+        !n.is_empty()
+            && n.len() <= 200
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            && !n.bytes().all(|b| b == b'.')
+    })
 }
 
 /// Whether `path` is spelled as its canonical form (no trailing `/`, no `.`, no `..`): a
@@ -700,23 +717,26 @@ pub fn plan(
                 .and_then(Value::as_str)
                 .is_some_and(|t| blank(t.as_bytes()))
                 || file_at(&model, &input).is_some_and(|t| blank(t) || odd_ending(t)));
-        let before = model.clone();
-        let twin = twin(&before, &input);
-        let outcome = model.outcome(&input);
         let branch = branches.get(i).copied().unwrap_or(Branch::Model);
+        // Taken before the command runs; the model itself is copied only for a branch that
+        // puts it back.
+        let twin = twin(&model, &input);
+        let parents = missing_parents(&model, &input);
+        let before = (branch != Branch::Model).then(|| model.clone());
+        let outcome = model.outcome(&input);
         if outcome.is_error() || branch == Branch::Refused {
-            maybe.extend(missing_parents(&before, &input));
+            maybe.extend(parents);
         }
-        match branch {
-            Branch::Model => {}
-            Branch::Refused => model = before,
-            Branch::Overwrite => {
+        match (branch, before) {
+            (Branch::Refused, Some(before)) => model = before,
+            (Branch::Overwrite, Some(before)) => {
                 model = before;
                 let path = input.get("path").cloned().unwrap_or(Value::Null);
                 model.outcome(&json!({"command": "delete", "path": path}));
                 model.outcome(&input);
             }
-            Branch::Unknown => known = false,
+            (Branch::Unknown, _) => known = false,
+            _ => {}
         }
         let others = others(&outcome, &input, &hazards, twin);
         let mut accept = vec![if outcome.is_error() && filled_in(&input) {
@@ -865,6 +885,64 @@ fn checks(model: &Model, steps: &[Step], setup: &[Fs], maybe: &[Left]) -> Vec<Ch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`plain`] as it was written over the parser.
+    fn plain_parsed(path: &str) -> bool {
+        VPath::parse(path).is_ok_and(|p| {
+            p.components().iter().all(|n| {
+                n.len() <= 200
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+                    && !n.chars().all(|c| c == '.')
+            })
+        })
+    }
+
+    #[test]
+    fn plain_reads_the_text_as_the_parser_would() {
+        let long = format!("/memories/{}", "a/".repeat(2100));
+        let mut paths: Vec<String> = [
+            "/memories",
+            "/memories/",
+            "/memories//",
+            "/memories/a",
+            "/memories/a/",
+            "/memories/a//b",
+            "/memories/.",
+            "/memories/..",
+            "/memories/...",
+            "/memories/.hidden",
+            "/memories/a-b_c.D9",
+            "/memories/a b",
+            "/memories/a%2fb",
+            "/memories/a\\b",
+            "/memories/caf\u{e9}",
+            "/memoriesX/a",
+            "/memories\u{0}",
+            "memories/a",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        paths.push(format!("/memories/{}", "n".repeat(200)));
+        paths.push(format!("/memories/{}", "n".repeat(201)));
+        paths.push(long);
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..20_000 {
+            let seq = crate::fuzz::search::generate::sequence(&mut rng);
+            for c in &seq.commands {
+                let input = input_of(c);
+                paths.extend(super::paths(&input).into_iter().map(str::to_owned));
+            }
+        }
+        let differ: Vec<&String> = paths
+            .iter()
+            .filter(|p| plain(p) != plain_parsed(p))
+            .collect();
+        assert_eq!(differ, Vec::<&String>::new());
+        assert!(paths.len() > 50_000);
+    }
     use crate::fuzz::sequence::{PathSpec, PathToken, TextSpec};
 
     /// A `view` of the raw path `p`.
