@@ -155,21 +155,27 @@ impl Observation {
     /// # Ambient authority
     /// Walks the sandbox by host path.
     pub fn after_unchecked(&mut self, sandbox: &Sandbox, case: &Case) {
-        self.after_known(sandbox, case, None);
+        self.after_known(sandbox, case, None, false);
     }
 
     /// [`Observation::after_unchecked`] with the outside already known when `outside` is
     /// given (the watch record showed no change since the "before": the runner passes the
     /// "before" tree), walked otherwise.
+    ///
+    /// `empty_store`: the store is emptied as it is read (a kept sandbox, which the next case
+    /// undoes: [`Sandbox::scan_store_then_empty_unchecked`]); nothing reads it after this.
     pub fn after_known(
         &mut self,
         sandbox: &Sandbox,
         case: &Case,
         outside: Option<crate::attack::sandbox::Tree>,
+        empty_store: bool,
     ) {
         self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked());
-        (self.token_in_store, self.checked) =
-            sandbox.scan_store_unchecked(case.checks.iter().map(|c| c.path.as_str()));
+        (self.token_in_store, self.checked) = sandbox.scan_store_then_empty_unchecked(
+            case.checks.iter().map(|c| c.path.as_str()),
+            empty_store,
+        );
     }
 }
 

@@ -901,8 +901,27 @@ impl Sandbox {
         &self,
         vpaths: impl IntoIterator<Item = &'v str>,
     ) -> (Vec<String>, Vec<Option<Node>>) {
+        self.scan_store_then_empty_unchecked(vpaths, false)
+    }
+
+    /// [`Sandbox::scan_store_unchecked`] that, when `empty`, also removes what it has read as
+    /// it goes: each entry but a folder once it is read, each folder once its own walk is done
+    /// (a folder it could not empty stays). What the scan returns is the same: an entry is
+    /// removed only after it was read, and an asked path it did not meet is left where it
+    /// was, with every folder above it, for its own lookup. The next undo
+    /// ([`Sandbox::clear_store_unchecked`]) then finds the store empty, or takes what is left:
+    /// a kept sandbox's store is listed once per case, not twice (`certify::lane`).
+    ///
+    /// # Ambient authority
+    /// None: walks and removes by handle from the store root, never following links.
+    pub fn scan_store_then_empty_unchecked<'v>(
+        &self,
+        vpaths: impl IntoIterator<Item = &'v str>,
+        empty: bool,
+    ) -> (Vec<String>, Vec<Option<Node>>) {
         let vpaths: Vec<&str> = vpaths.into_iter().collect();
         let mut scan = Scan {
+            empty,
             token: self.token.as_bytes(),
             found: Vec::new(),
             budget: (WALK_ENTRIES, WALK_BYTES),
@@ -1342,6 +1361,8 @@ fn token_files(
 
 /// One walk of the store for [`Sandbox::scan_store_unchecked`].
 struct Scan<'t> {
+    /// Remove each entry once read ([`Sandbox::scan_store_then_empty_unchecked`]).
+    empty: bool,
     token: &'t [u8],
     /// Files holding the token, relative to the root.
     found: Vec<PathBuf>,
@@ -1387,7 +1408,12 @@ impl Scan<'_> {
                         Err(_) => return ControlFlow::Continue(()),
                     }
                 }
-                (Some(_), None) => return ControlFlow::Continue(()),
+                (Some(_), None) => {
+                    if self.empty {
+                        let _ = dir.remove_file(name);
+                    }
+                    return ControlFlow::Continue(());
+                }
             };
             let is_dir = match &meta {
                 Some(m) => m.is_dir(),
@@ -1423,6 +1449,8 @@ impl Scan<'_> {
             }
             if is_dir {
                 subs.push(name.to_owned());
+            } else if self.empty {
+                let _ = dir.remove_file(name);
             }
             ControlFlow::Continue(())
         });
@@ -1434,6 +1462,10 @@ impl Scan<'_> {
                 let rel = prefix.join(&name);
                 self.entered.insert(rel.clone());
                 self.walk(&sub, &rel);
+                if self.empty {
+                    drop(sub);
+                    let _ = dir.remove_dir(&name);
+                }
             }
         }
     }
@@ -1716,6 +1748,15 @@ mod scenario_tests {
         assert_eq!(nodes[11], Some(Node::Other));
         assert_eq!(nodes[13], None, "`..` is refused");
         assert_eq!(nodes[14], nodes[1]);
+        // The same answers when it empties the store as it goes, which it then has done.
+        assert_eq!(
+            sb.scan_store_then_empty_unchecked(paths, true),
+            (token, one_by_one)
+        );
+        assert_eq!(
+            sb.store_tree_unchecked().into_keys().collect::<Vec<_>>(),
+            vec![std::path::PathBuf::new()]
+        );
     }
 
     #[test]

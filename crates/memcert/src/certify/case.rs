@@ -259,7 +259,7 @@ fn run_prepared(
     // every outside file still holds its bytes (inotify does not see writes through a shared
     // mmap; reading the held files again does): the outside is then the "before".
     let after = (quiet && lease.files_unchanged()).then(|| obs.outside_before.clone());
-    obs.after_known(sandbox, case, after);
+    obs.after_known(sandbox, case, after, lease.is_kept());
     lane.give_back(lease, &obs.outside_after, quiet);
     observe_watched(&mut obs, &watched(target, config), watched_before);
     record(case, &inputs, obs, config, Vec::new(), started)
