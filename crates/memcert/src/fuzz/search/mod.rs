@@ -28,8 +28,11 @@
 //!   differently is graded by meaning as `certify` grades it, and the accepted branches above are
 //!   the only behaviours the model follows. A handler that takes a spelling the model refuses is
 //!   not followed past that step.
-//! - Black-box mode (`--memory-dir-unknown`) plants through the handler's `create` and skips
-//!   inputs whose layout needs links or FIFOs, as `certify` does.
+//! - Black-box mode (`--memory-dir-unknown`) plants nothing and checks no store on disk: the
+//!   plan views what the model holds after every [`plan::CHECKPOINT_EVERY`] commands and at
+//!   the end, at most [`plan::CHECKPOINT_VIEWS`] views each (folders with plain listings
+//!   first, then plain files). A wrong state put right before the next checkpoint, one past
+//!   the cap, or under a name outside `A-Za-z0-9._-` is not seen.
 
 pub mod generate;
 pub mod plan;

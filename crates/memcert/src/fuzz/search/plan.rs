@@ -20,6 +20,15 @@
 //!   already there only by case was refused (a store whose keys ignore case). The model cannot say what the
 //!   handler then holds: the plan ends after that step and checks nothing on disk (the outside
 //!   is still watched and every reply still read for canaries).
+//!
+//! # Black-box mode
+//! No store on disk can be checked: after every [`CHECKPOINT_EVERY`] commands the model still
+//! follows, and at the end, a checkpoint views what it holds (at most
+//! [`CHECKPOINT_VIEWS`] views, folders first). The views are steps of no command
+//! ([`Plan::commands`]); branches are per command. What they cannot see: a wrong state put right
+//! before the next checkpoint, what is over the cap, a file under a name outside
+//! `A-Za-z0-9._-` or a folder whose listing shows one, a folder a refused command may have
+//! left and the folders above it.
 
 use serde_json::{json, Value};
 
@@ -734,7 +743,7 @@ fn checkpoint(
 /// left out, and the model stops following once it holds an empty folder (a handler without
 /// folders of its own has none). No store on disk is checked there: after every
 /// [`CHECKPOINT_EVERY`] commands the model still follows (but the last), and at the end when
-/// it still follows, the plan sends a checkpoint ([`checkpoint`]): a view of each folder and
+/// it still follows, the plan sends a checkpoint: a view of each folder and
 /// plain file it holds (at most [`CHECKPOINT_VIEWS`], folders first), each of whose replies
 /// must be the model's. The views are steps of no command: they always take the model's
 /// branch.
