@@ -32,7 +32,8 @@
 //!   plan views what the model holds after every [`plan::CHECKPOINT_EVERY`] commands and at
 //!   the end, at most [`plan::CHECKPOINT_VIEWS`] views each (folders with plain listings
 //!   first, then plain files). A wrong state put right before the next checkpoint, one past
-//!   the cap, or under a name outside `A-Za-z0-9._-` is not seen.
+//!   the cap, under a name outside `A-Za-z0-9._-`, or in a folder a refused command may have
+//!   left is not seen.
 
 pub mod generate;
 pub mod plan;

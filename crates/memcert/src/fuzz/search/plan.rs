@@ -28,7 +28,8 @@
 //! ([`Plan::commands`]); branches are per command. What they cannot see: a wrong state put right
 //! before the next checkpoint, what is over the cap, a file under a name outside
 //! `A-Za-z0-9._-` or a folder whose listing shows one, a folder a refused command may have
-//! left and the folders above it.
+//! left and the folders above it (every folder, once a refused create or rename made a path the
+//! model refuses: a NUL, `..`, a host path).
 
 use serde_json::{json, Value};
 
@@ -681,20 +682,23 @@ fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> (Vec<Fs>, Vec<
 ///
 /// A folder is viewed only when its path and every entry its listing shows are plain names
 /// ([`plain`]: a handler may keep another name under another spelling) and no folder a refused
-/// command may have left (`maybe`) is at or below it (the listing could show it). Its listing
+/// command may have left (`left.0`) is at or below it (the listing could show it); no folder
+/// is viewed once a refused create or rename may have left folders under names the model
+/// cannot know (`left.1`, [`unnamed_leftovers`]). Its listing
 /// is graded as any `view` of a folder: the entries by meaning, sizes of folders never
 /// compared, dot-names and `node_modules` as the documented listing leaves them out.
 fn checkpoint(
     model: &mut Model,
     hazards: &[&str],
-    maybe: &[Left],
+    left: (&[Left], bool),
     after: &str,
     plan: (&mut Vec<Step>, &mut Vec<StepPlan>, &mut Vec<Option<usize>>),
 ) {
     let (steps, plans, commands) = plan;
+    let (maybe, unnamed) = left;
     let mut views: Vec<(Value, Outcome)> = Vec::new();
     for (path, parts) in folders_of(model.root()) {
-        if !(parts.is_empty() || plain(&path)) || maybe.iter().any(|m| m.meets(&parts)) {
+        if !(parts.is_empty() || plain(&path)) || unnamed || maybe.iter().any(|m| m.meets(&parts)) {
             continue;
         }
         let input = json!({"command": "view", "path": path});
@@ -762,6 +766,8 @@ pub fn plan(
     let mut known = true;
     // Folders a refused create or rename may have left (the SDKs make the parents first).
     let mut maybe: Vec<Left> = Vec::new();
+    // Whether one of them made a path the model refuses: folders it cannot name.
+    let mut unnamed = false;
     let sent = seq.commands.len().min(crate::fuzz::sequence::MAX_COMMANDS);
     for (i, c) in seq.commands.iter().take(sent).enumerate() {
         let input = input_of(c);
@@ -789,6 +795,7 @@ pub fn plan(
         let branch = branches.get(i).copied().unwrap_or(Branch::Model);
         if outcome.is_error() || branch == Branch::Refused {
             maybe.extend(missing_parents(&before, &input));
+            unnamed |= unnamed_leftovers(&input);
         }
         match branch {
             Branch::Model => {}
@@ -844,12 +851,12 @@ pub fn plan(
         if black_box && (i + 1) % CHECKPOINT_EVERY == 0 && i + 1 < sent {
             let after = format!("after command {}", i + 1);
             let plan = (&mut steps, &mut plans, &mut commands);
-            checkpoint(&mut model, &hazards, &maybe, &after, plan);
+            checkpoint(&mut model, &hazards, (&maybe, unnamed), &after, plan);
         }
     }
     if black_box && known {
         let plan = (&mut steps, &mut plans, &mut commands);
-        checkpoint(&mut model, &hazards, &maybe, "at the end", plan);
+        checkpoint(&mut model, &hazards, (&maybe, unnamed), "at the end", plan);
     }
     let checks = if known {
         checks(&model, &steps, &setup, &maybe)
@@ -872,6 +879,16 @@ pub fn plan(
         steps: plans,
         commands,
     }
+}
+
+/// Whether `input` is a create or rename whose made path (`path`, `new_path`) is not a valid
+/// path of the model ([`VPath::parse`]: a NUL, a `..`, a name outside `/memories/` such as
+/// `/memories．．/x`, a host path the runner fills in): a handler that reads it otherwise,
+/// makes the parents first and then refuses may leave folders under names the model cannot
+/// know ([`missing_parents`] names only its plain leading folders), anywhere a listing shows.
+fn unnamed_leftovers(input: &Value) -> bool {
+    let (made, _) = made_and_named(input);
+    made.is_some_and(|p| VPath::parse(p).is_err())
 }
 
 /// Whether a path of `input` holds a `{DOWN:d}` the runner fills in with a host path
@@ -1659,5 +1676,30 @@ mod tests {
             true,
         );
         assert_eq!(inputs(&p)[2..], ["+view /memories/a.txt"]);
+        // So may a refused create of a path the model refuses (here one the runner fills in),
+        // under names it cannot know (`/memories/tmp/...`): no folder is viewed.
+        let host = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create(a(), "one\n"),
+                create(
+                    PathSpec::raw("/memories//{DOWN:99}outside/canary.txt"),
+                    "x\n",
+                ),
+            ],
+        };
+        let p = plan(&host, &[], Profile::Docs, "t", true);
+        assert!(p.steps[1].outcome.is_error(), "{:?}", p.steps[1].outcome);
+        assert_eq!(inputs(&p)[2..], ["+view /memories/a.txt"]);
+        let first = Sequence {
+            commands: host.commands[..1].to_vec(),
+            ..host
+        };
+        let p = plan(&first, &[], Profile::Docs, "t", true);
+        assert_eq!(
+            inputs(&p)[1..],
+            ["+view /memories", "+view /memories/a.txt"]
+        );
     }
 }
