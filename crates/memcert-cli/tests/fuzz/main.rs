@@ -214,8 +214,8 @@ fn one_flaw_fixtures_are_one_cause_each_and_replay_the_same() {
             "fixtures/handlers/flawed/alias_casefold.py:AliasCasefoldMemoryTool",
             &["--memory-dir-unknown"],
             "60",
-            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 7 times, first in sequence 6; 4 commands, shrunk from 6)",
-            4,
+            "FINDING 1: FAIL reply (the model: success; the handler: success) (met 8 times, first in sequence 6; 5 commands, shrunk from 7)",
+            5,
             "reply",
         ),
         (

@@ -28,8 +28,12 @@
 //!   differently is graded by meaning as `certify` grades it, and the accepted branches above are
 //!   the only behaviours the model follows. A handler that takes a spelling the model refuses is
 //!   not followed past that step.
-//! - Black-box mode (`--memory-dir-unknown`) plants through the handler's `create` and skips
-//!   inputs whose layout needs links or FIFOs, as `certify` does.
+//! - Black-box mode (`--memory-dir-unknown`) plants nothing and checks no store on disk: the
+//!   plan views what the model holds after every [`plan::CHECKPOINT_EVERY`] commands and at
+//!   the end, at most [`plan::CHECKPOINT_VIEWS`] views each (folders with plain listings
+//!   first, then plain files). A wrong state put right before the next checkpoint, one past
+//!   the cap, under a name outside `A-Za-z0-9._-`, or in a folder a refused command may have
+//!   left is not seen.
 
 pub mod generate;
 pub mod plan;
@@ -166,7 +170,9 @@ pub struct Found {
     pub first_at: u64,
     /// Inputs that met it.
     pub count: u64,
-    /// Commands of the input first met, before shrinking.
+    /// Steps of the input first met's case, before shrinking: its commands sent, and in
+    /// black-box mode the checkpoint views ([`plan::CHECKPOINT_EVERY`]), as the shrunk case's
+    /// `plan.case.steps` counts them.
     pub unshrunk_commands: usize,
     /// Shrinking stopped before it was done (its budget of tries spent, the run stopped, or
     /// `--duration` ran out): a smaller input may show the same cause.
@@ -238,7 +244,8 @@ pub enum Checked {
 /// How one run of a planned input ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Judged {
-    /// Step `.0` took branch `.1`, which the plan did not follow: plan again.
+    /// Command `.0` (its index in the sequence, not the step's in the case: black-box
+    /// checkpoints add steps) took branch `.1`, which the plan did not follow: plan again.
     Replan(usize, Branch),
     /// A finding.
     Found(Cause),
@@ -461,7 +468,7 @@ impl Fuzzer<'_> {
     /// cache) shows where it was left.
     fn earlier_cause(&mut self, f: &Found, id: &str) -> Option<Cause> {
         let mut shorter = f.sequence.clone();
-        shorter.commands.truncate(f.plan.case.steps.len());
+        shorter.commands.truncate(f.plan.commands_sent());
         shorter.commands.pop()?;
         if shorter.commands.is_empty() {
             return None;
@@ -619,8 +626,9 @@ fn taken(
         .map(|(_, b)| *b)
 }
 
-/// Judge a run of `plan`, planned on `branches`: the first step whose branch differs from the
-/// plan's asks for a new plan; otherwise the case's verdict says.
+/// Judge a run of `plan`, planned on `branches` (per command, [`Plan::commands`]): the first
+/// step whose branch differs from the plan's asks for a new plan on that step's command;
+/// otherwise the case's verdict says.
 fn judge(
     plan: &Plan,
     branches: &[Branch],
@@ -636,10 +644,15 @@ fn judge(
         };
         let t = taken(step, &sp.others, reply, config);
         took.push(t);
-        let planned = branches.get(i).copied().unwrap_or(Branch::Model);
-        match t {
-            Some(b) if b == planned => {}
-            Some(b) if record.verdict != Verdict::Unsafe => return (Judged::Replan(i, b), took),
+        let planned = plan.branch_of(i, branches);
+        // A view the plan added (a black-box checkpoint) is no command: it has no branch to
+        // follow, and one that took another is judged by the case's verdict.
+        let command = plan.commands.get(i).copied().flatten();
+        match (t, command) {
+            (Some(b), _) if b == planned => {}
+            (Some(b), Some(c)) if record.verdict != Verdict::Unsafe => {
+                return (Judged::Replan(c, b), took)
+            }
             _ => break,
         }
     }
@@ -792,6 +805,102 @@ mod tests {
             }
             self.0.call(input)
         }
+    }
+
+    /// The reference, but a `create` of an existing file overwrites it (the overwrite branch).
+    struct Overwrites(crate::target::inproc::InProcess);
+
+    impl Target for Overwrites {
+        fn describe(&self) -> String {
+            "overwrites".into()
+        }
+
+        fn reset(
+            &mut self,
+            base: &std::path::Path,
+            root: &std::path::Path,
+        ) -> Result<(), crate::target::TargetError> {
+            self.0.reset(base, root)
+        }
+
+        fn call(
+            &mut self,
+            input: &serde_json::Value,
+        ) -> Result<crate::protocol::ToolResult, crate::target::TargetError> {
+            if input["command"] == "create" {
+                let delete = serde_json::json!({"command": "delete", "path": input["path"]});
+                self.0.call(&delete)?;
+            }
+            self.0.call(input)
+        }
+    }
+
+    /// In black-box mode, an overwrite by the fifth command (step 10, after the checkpoint's
+    /// five views) is learnt for that command: planned again on it, the views after it read the
+    /// new text and the input is NON-STRICT (an accepted branch), not a finding or a replan
+    /// that never settles.
+    #[test]
+    fn a_branch_after_a_black_box_checkpoint_is_followed() {
+        let raw = |p: &str| crate::fuzz::sequence::PathSpec::raw(p);
+        let create = |p: &str, t: &str| CommandSpec::Create {
+            path: raw(p),
+            text: crate::fuzz::sequence::TextSpec::Raw(t.into()),
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create("/memories/a.txt", "one\n"),
+                create("/memories/b.txt", "b\n"),
+                create("/memories/c.txt", "c\n"),
+                create("/memories/d.txt", "d\n"),
+                create("/memories/a.txt", "two\n"),
+                CommandSpec::View {
+                    path: raw("/memories/a.txt"),
+                    range: None,
+                },
+            ],
+        };
+        let config = Config {
+            black_box: true,
+            ..Config::default()
+        };
+        let mut target = Overwrites(crate::target::inproc::InProcess::reference(
+            crate::text::Profile::Docs,
+        ));
+        let mut f = Fuzzer::new(&mut target, &config, Startup::default());
+        let j = f.evaluate(&seq, "t");
+        assert_eq!(j.judged, Judged::NonStrict);
+        assert_eq!(f.case_runs, 2);
+        assert_eq!(j.plan.commands[9], Some(4));
+        assert_eq!(j.taken[9], Some(Branch::Overwrite));
+        assert_eq!(j.record.verdict, Verdict::NonStrict);
+        // After the overwrite: the view of the sequence, then the end's views (the root,
+        // then the files); each of a.txt reads the new text.
+        let after: Vec<(String, bool)> = j.record.steps[10..]
+            .iter()
+            .map(|s| {
+                let text = s.reply.as_ref().and_then(|r| r.content.text());
+                (
+                    s.input["path"].as_str().unwrap_or("").to_owned(),
+                    text.is_some_and(|t| t.contains("two")),
+                )
+            })
+            .collect();
+        let want = [
+            ("/memories/a.txt", true),
+            ("/memories", false),
+            ("/memories/a.txt", true),
+            ("/memories/b.txt", false),
+            ("/memories/c.txt", false),
+            ("/memories/d.txt", false),
+        ];
+        assert_eq!(
+            after,
+            want.map(|(p, two)| (p.to_owned(), two)),
+            "{:?}",
+            j.record.steps
+        );
     }
 
     /// Two views of one absent file, shrunk with no deadline and with one already passed: the

@@ -20,6 +20,16 @@
 //!   already there only by case was refused (a store whose keys ignore case). The model cannot say what the
 //!   handler then holds: the plan ends after that step and checks nothing on disk (the outside
 //!   is still watched and every reply still read for canaries).
+//!
+//! # Black-box mode
+//! No store on disk can be checked: after every [`CHECKPOINT_EVERY`] commands the model still
+//! follows, and at the end, a checkpoint views what it holds (at most
+//! [`CHECKPOINT_VIEWS`] views, folders first). The views are steps of no command
+//! ([`Plan::commands`]); branches are per command. What they cannot see: a wrong state put right
+//! before the next checkpoint, what is over the cap, a file under a name outside
+//! `A-Za-z0-9._-` or a folder whose listing shows one, a folder a refused command may have
+//! left and the folders above it (every folder, once a refused create or rename made a path the
+//! model refuses: a NUL, `..`, a host path).
 
 use serde_json::{json, Value};
 
@@ -69,10 +79,35 @@ pub struct StepPlan {
 /// A sequence planned on given branches: the case to run and what each step accepts.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// The case (id `fuzz/<n>`): setup from the layout, one step per command, checks.
+    /// The case (id `fuzz/<n>`): setup from the layout, one step per command (and, in
+    /// black-box mode, the checkpoint views between them and at the end), checks.
     pub case: Case,
     /// Per step of the case.
     pub steps: Vec<StepPlan>,
+    /// Per step of the case, the index in [`Sequence::commands`] of the command it sends;
+    /// `None` for a view the plan adds (black-box mode's checkpoints, [`CHECKPOINT_EVERY`]).
+    /// Branches are given and learnt per command, never per step.
+    pub commands: Vec<Option<usize>>,
+}
+
+impl Plan {
+    /// How many of the sequence's commands the case sends (the plan may end early; the views
+    /// it adds are not counted).
+    pub fn commands_sent(&self) -> usize {
+        self.commands.iter().flatten().count()
+    }
+
+    /// The branch step `step` of the case was planned on, when planned on `branches` (per
+    /// command, missing ones [`Branch::Model`]): the command's, or [`Branch::Model`] for an
+    /// added view and a step the case does not have.
+    pub fn branch_of(&self, step: usize, branches: &[Branch]) -> Branch {
+        self.commands
+            .get(step)
+            .copied()
+            .flatten()
+            .and_then(|c| branches.get(c).copied())
+            .unwrap_or(Branch::Model)
+    }
 }
 
 /// The JSON input of a command, as the model sends it (no `null` fields).
@@ -489,9 +524,16 @@ fn file_at<'m>(model: &'m Model, input: &Value) -> Option<&'m [u8]> {
     }
 }
 
-/// Whether a folder below `dir` is empty.
-/// Most views of the model's files a black-box plan ends with ([`plan`]).
-pub const END_VIEWS: usize = 8;
+/// In black-box mode, after every this many commands the model still follows (and when it
+/// still follows at the end), the plan sends a checkpoint: a `view` of each folder and plain
+/// file the model holds, at most [`CHECKPOINT_VIEWS`] ([`plan`]). No checkpoint follows the last
+/// command but the end's.
+pub const CHECKPOINT_EVERY: usize = 4;
+
+/// Most views one black-box checkpoint sends ([`CHECKPOINT_EVERY`]): the folders first (the
+/// root first, then by depth, then by name: a listing shows two levels), then the files (in
+/// name order, depth first); what is over the cap is not viewed at that checkpoint.
+pub const CHECKPOINT_VIEWS: usize = 8;
 
 /// The virtual paths of the regular files under `dir` (at `at`), in name order, depth first.
 fn files_of(dir: &crate::handler::model::Dir, at: &str, out: &mut Vec<String>) {
@@ -503,6 +545,25 @@ fn files_of(dir: &crate::handler::model::Dir, at: &str, out: &mut Vec<String>) {
             _ => {}
         }
     }
+}
+
+/// The virtual paths of the folders of `root` (the root `/memories` included), the root first,
+/// then by depth, then in name order, with their names.
+fn folders_of(root: &crate::handler::model::Dir) -> Vec<(String, Vec<String>)> {
+    let mut out = vec![(crate::vpath::ROOT.to_owned(), Vec::new(), root)];
+    let mut i = 0;
+    while i < out.len() {
+        let (at, parts, dir) = (out[i].0.clone(), out[i].1.clone(), out[i].2);
+        for (name, e) in dir {
+            if let Entry::Dir(d) = e {
+                let mut p = parts.clone();
+                p.push(name.clone());
+                out.push((format!("{at}/{name}"), p, d));
+            }
+        }
+        i += 1;
+    }
+    out.into_iter().map(|(at, parts, _)| (at, parts)).collect()
 }
 
 fn has_empty_dir(dir: &crate::handler::model::Dir) -> bool {
@@ -640,44 +701,82 @@ fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> (Vec<Fs>, Vec<
     (setup, hazards)
 }
 
-/// Black-box mode checks no store on disk: a view of every file the model holds (plain
-/// names, at most [`END_VIEWS`]) reads it back through the handler instead; pushed to
-/// `steps` and `plans`.
-fn end_views(
+/// A black-box checkpoint ([`CHECKPOINT_EVERY`]): a view of each folder and plain file
+/// `model` holds, at most [`CHECKPOINT_VIEWS`], the folders first; pushed to `steps` and
+/// `plans`, each with `None` pushed to `commands`. `after` says where, for the notes (`after
+/// command 4`, `at the end`).
+///
+/// A folder is viewed only when its path and every entry its listing shows are plain names
+/// ([`plain`]: a handler may keep another name under another spelling) and no folder a refused
+/// command may have left (`left.0`) is at or below it (the listing could show it); no folder
+/// is viewed once a refused create or rename may have left folders under names the model
+/// cannot know (`left.1`, [`unnamed_leftovers`]). Its listing
+/// is graded as any `view` of a folder: the entries by meaning, sizes of folders never
+/// compared, dot-names and `node_modules` as the documented listing leaves them out.
+fn checkpoint(
     model: &mut Model,
     hazards: &[&str],
-    steps: &mut Vec<Step>,
-    plans: &mut Vec<StepPlan>,
+    left: (&[Left], bool),
+    after: &str,
+    plan: (&mut Vec<Step>, &mut Vec<StepPlan>, &mut Vec<Option<usize>>),
 ) {
-    let mut files = Vec::new();
-    files_of(model.root(), "/memories", &mut files);
-    for path in files.into_iter().filter(|p| plain(p)).take(END_VIEWS) {
+    let (steps, plans, commands) = plan;
+    let (maybe, unnamed) = left;
+    let mut views: Vec<(Value, Outcome)> = Vec::new();
+    for (path, parts) in folders_of(model.root()) {
+        if !(parts.is_empty() || plain(&path)) || unnamed || maybe.iter().any(|m| m.meets(&parts)) {
+            continue;
+        }
         let input = json!({"command": "view", "path": path});
         let outcome = model.outcome(&input);
+        let listed_plain = match &outcome {
+            Outcome::ViewDir { entries, .. } => entries.iter().all(|e| plain(&e.path)),
+            _ => false,
+        };
+        if listed_plain {
+            views.push((input, outcome));
+        }
+    }
+    let mut files = Vec::new();
+    files_of(model.root(), crate::vpath::ROOT, &mut files);
+    for path in files.into_iter().filter(|p| plain(p)) {
+        let input = json!({"command": "view", "path": path});
+        let outcome = model.outcome(&input);
+        views.push((input, outcome));
+    }
+    for (input, outcome) in views.into_iter().take(CHECKPOINT_VIEWS) {
         let others = others(&outcome, &input, hazards, Twin::default());
+        let what = if matches!(outcome, Outcome::ViewDir { .. }) {
+            "folder"
+        } else {
+            "file"
+        };
         steps.push(Step {
             input,
             accept: vec![Accept {
                 verdict: Verdict::Pass,
                 reply: Reply::Exact(outcome.clone()),
                 profiles: Vec::new(),
-                note: "as the documented model answers (a view of a file the model holds, at the end: black-box mode)".into(),
+                note: format!("as the documented model answers (a view of a {what} the model holds, {after}: a black-box checkpoint)"),
             }],
             tests_view_format: false,
         });
         plans.push(StepPlan { outcome, others });
+        commands.push(None);
     }
 }
 
-/// Plan `seq` on `branches` (missing ones are [`Branch::Model`]) in `profile`, as case
-/// `fuzz/<id>`.
+/// Plan `seq` on `branches` (per command, [`Plan::commands`]; missing ones are
+/// [`Branch::Model`]) in `profile`, as case `fuzz/<id>`.
 ///
 /// In black-box mode (`black_box`) nothing but the commands lays out the store: the layout is
 /// left out, and the model stops following once it holds an empty folder (a handler without
-/// folders of its own has none). No store on disk is checked there: when the model still
-/// follows at the end, the plan ends with a view of each file it holds (plain names, at most
-/// [`END_VIEWS`]), each of whose replies must be the model's (folders are not viewed: a
-/// handler's own store may size them otherwise).
+/// folders of its own has none). No store on disk is checked there: after every
+/// [`CHECKPOINT_EVERY`] commands the model still follows (but the last), and at the end when
+/// it still follows, the plan sends a checkpoint: a view of each folder and
+/// plain file it holds (at most [`CHECKPOINT_VIEWS`], folders first), each of whose replies
+/// must be the model's. The views are steps of no command: they always take the model's
+/// branch.
 pub fn plan(
     seq: &Sequence,
     branches: &[Branch],
@@ -689,15 +788,14 @@ pub fn plan(
     let (setup, hazards) = lay_out(seq, black_box, &mut model);
     let mut steps = Vec::new();
     let mut plans = Vec::new();
+    let mut commands: Vec<Option<usize>> = Vec::new();
     let mut known = true;
     // Folders a refused create or rename may have left (the SDKs make the parents first).
     let mut maybe: Vec<Left> = Vec::new();
-    for (i, c) in seq
-        .commands
-        .iter()
-        .take(crate::fuzz::sequence::MAX_COMMANDS)
-        .enumerate()
-    {
+    // Whether one of them made a path the model refuses: folders it cannot name.
+    let mut unnamed = false;
+    let sent = seq.commands.len().min(crate::fuzz::sequence::MAX_COMMANDS);
+    for (i, c) in seq.commands.iter().take(sent).enumerate() {
         let input = input_of(c);
         if meets_maybe(&input, &maybe) {
             // What is there depends on a leftover the model does not know: stop here.
@@ -726,6 +824,7 @@ pub fn plan(
         let outcome = model.outcome(&input);
         if outcome.is_error() || branch == Branch::Refused {
             maybe.extend(parents);
+            unnamed |= unnamed_leftovers(&input);
         }
         match (branch, before) {
             (Branch::Refused, Some(before)) => model = before,
@@ -769,6 +868,7 @@ pub fn plan(
             tests_view_format: false,
         });
         plans.push(StepPlan { outcome, others });
+        commands.push(Some(i));
         if !known
             || empty_insert
             || model.uncovered().is_some()
@@ -777,9 +877,15 @@ pub fn plan(
             known = false;
             break;
         }
+        if black_box && (i + 1) % CHECKPOINT_EVERY == 0 && i + 1 < sent {
+            let after = format!("after command {}", i + 1);
+            let plan = (&mut steps, &mut plans, &mut commands);
+            checkpoint(&mut model, &hazards, (&maybe, unnamed), &after, plan);
+        }
     }
     if black_box && known {
-        end_views(&mut model, &hazards, &mut steps, &mut plans);
+        let plan = (&mut steps, &mut plans, &mut commands);
+        checkpoint(&mut model, &hazards, (&maybe, unnamed), "at the end", plan);
     }
     let checks = if known {
         checks(&model, &steps, &setup, &maybe)
@@ -800,7 +906,18 @@ pub fn plan(
             turns: Vec::new(),
         },
         steps: plans,
+        commands,
     }
+}
+
+/// Whether `input` is a create or rename whose made path (`path`, `new_path`) is not a valid
+/// path of the model ([`VPath::parse`]: a NUL, a `..`, a name outside `/memories/` such as
+/// `/memories．．/x`, a host path the runner fills in): a handler that reads it otherwise,
+/// makes the parents first and then refuses may leave folders under names the model cannot
+/// know ([`missing_parents`] names only its plain leading folders), anywhere a listing shows.
+fn unnamed_leftovers(input: &Value) -> bool {
+    let (made, _) = made_and_named(input);
+    made.is_some_and(|p| VPath::parse(p).is_err())
 }
 
 /// Whether a path of `input` holds a `{DOWN:d}` the runner fills in with a host path
@@ -1381,11 +1498,30 @@ mod tests {
         );
     }
 
-    /// In black-box mode a plan the model still follows ends with a view of each plain file it
-    /// holds, in name order (its store checks are dropped by the runner there); one it stopped
+    /// The inputs of a plan's steps, as `command path` (`command old -> new` for a rename),
+    /// with `+` before a view the plan added.
+    fn inputs(p: &Plan) -> Vec<String> {
+        p.case
+            .steps
+            .iter()
+            .zip(&p.commands)
+            .map(|(s, c)| {
+                let get = |k: &str| s.input[k].as_str().unwrap_or("").to_owned();
+                let what = match get("command").as_str() {
+                    "rename" => format!("rename {} -> {}", get("old_path"), get("new_path")),
+                    c => format!("{c} {}", get("path")),
+                };
+                format!("{}{what}", if c.is_none() { "+" } else { "" })
+            })
+            .collect()
+    }
+
+    /// In black-box mode a plan the model still follows ends with a view of each folder whose
+    /// listing shows plain names only and of each plain file it holds (folders first, then
+    /// files in name order; its store checks are dropped by the runner there); one it stopped
     /// following does not.
     #[test]
-    fn a_black_box_plan_ends_with_views_of_its_files() {
+    fn a_black_box_plan_ends_with_views_of_its_folders_and_files() {
         let create = |tokens: Vec<PathToken>| CommandSpec::Create {
             path: at(tokens),
             text: TextSpec::Raw("x\n".into()),
@@ -1400,20 +1536,257 @@ mod tests {
             ],
         };
         let p = plan(&seq, &[], Profile::Docs, "t", true);
-        let views: Vec<String> = p.case.steps[3..]
-            .iter()
-            .map(|s| s.input["path"].as_str().unwrap_or("").to_owned())
-            .collect();
-        assert_eq!(views, ["/memories/b.txt", "/memories/new/a.txt"]);
-        let Outcome::ViewFile { text, .. } = &p.steps[4].outcome else {
-            panic!("{:?}", p.steps[4].outcome)
+        assert_eq!(
+            inputs(&p)[3..],
+            [
+                // Not the root: its listing shows café, which a handler may spell otherwise.
+                "+view /memories/new",
+                "+view /memories/b.txt",
+                "+view /memories/new/a.txt"
+            ]
+        );
+        let Outcome::ViewDir { entries, .. } = &p.steps[3].outcome else {
+            panic!("{:?}", p.steps[3].outcome)
+        };
+        assert_eq!(
+            entries.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(),
+            ["/memories/new/a.txt"]
+        );
+        let Outcome::ViewFile { text, .. } = &p.steps[5].outcome else {
+            panic!("{:?}", p.steps[5].outcome)
         };
         assert_eq!(text, "x\n");
+        assert_eq!(p.commands, [Some(0), Some(1), Some(2), None, None, None]);
+        assert_eq!(p.commands_sent(), 3);
         assert_eq!(
             plan(&seq, &[], Profile::Docs, "t", false).case.steps.len(),
             3
         );
         let stopped = plan(&seq, &[Branch::Unknown], Profile::Docs, "t", true);
         assert_eq!(stopped.case.steps.len(), 1);
+    }
+
+    /// Nine commands in black-box mode: a checkpoint after command 4 and after command 8, and
+    /// one at the end; each views the root and the folders (by depth, then name), then the
+    /// files (name order, depth first), as the model holds them then.
+    #[test]
+    fn a_black_box_plan_of_nine_commands_has_three_checkpoints() {
+        let raw = |p: &str| PathSpec::raw(p);
+        let create = |p: &str| CommandSpec::Create {
+            path: raw(p),
+            text: TextSpec::Raw("x\n".into()),
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create("/memories/d/a.txt"),
+                create("/memories/b.txt"),
+                view("/memories/b.txt"),
+                create("/memories/c.txt"),
+                CommandSpec::Delete {
+                    path: raw("/memories/c.txt"),
+                },
+                create("/memories/d/e/f.txt"),
+                view("/memories"),
+                CommandSpec::Rename {
+                    old: raw("/memories/b.txt"),
+                    new: raw("/memories/g.txt"),
+                },
+                create("/memories/h.txt"),
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", true);
+        assert_eq!(
+            inputs(&p),
+            [
+                "create /memories/d/a.txt",
+                "create /memories/b.txt",
+                "view /memories/b.txt",
+                "create /memories/c.txt",
+                "+view /memories",
+                "+view /memories/d",
+                "+view /memories/b.txt",
+                "+view /memories/c.txt",
+                "+view /memories/d/a.txt",
+                "delete /memories/c.txt",
+                "create /memories/d/e/f.txt",
+                "view /memories",
+                "rename /memories/b.txt -> /memories/g.txt",
+                "+view /memories",
+                "+view /memories/d",
+                "+view /memories/d/e",
+                "+view /memories/d/a.txt",
+                "+view /memories/d/e/f.txt",
+                "+view /memories/g.txt",
+                "create /memories/h.txt",
+                "+view /memories",
+                "+view /memories/d",
+                "+view /memories/d/e",
+                "+view /memories/d/a.txt",
+                "+view /memories/d/e/f.txt",
+                "+view /memories/g.txt",
+                "+view /memories/h.txt",
+            ]
+        );
+        assert_eq!(p.commands_sent(), 9);
+        assert_eq!(p.steps.len(), p.case.steps.len());
+        // Every view is the model's answer, PASS only, with no other branch.
+        for (i, c) in p.commands.iter().enumerate() {
+            if c.is_none() {
+                assert_eq!(p.steps[i].others, vec![], "step {i}");
+                assert_eq!(p.case.steps[i].accept.len(), 1, "step {i}");
+                assert_eq!(p.case.steps[i].accept[0].verdict, Verdict::Pass, "step {i}");
+            }
+        }
+        let Outcome::ViewDir { entries, .. } = &p.steps[13].outcome else {
+            panic!("{:?}", p.steps[13].outcome)
+        };
+        assert_eq!(
+            entries.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(),
+            [
+                "/memories/d",
+                "/memories/d/a.txt",
+                "/memories/d/e",
+                "/memories/g.txt"
+            ]
+        );
+        // Eight commands: no checkpoint after the last one but the end's.
+        let mut eight = seq.clone();
+        eight.commands.truncate(8);
+        let p = plan(&eight, &[], Profile::Docs, "t", true);
+        assert_eq!(p.case.steps.len(), 8 + 5 + 6);
+        // Over the cap: the root and the folders, then the first files by name.
+        let many = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: (0..3)
+                .map(|n| create(&format!("/memories/f{n}/x.txt")))
+                .chain((0..7).map(|n| create(&format!("/memories/x{n}.txt"))))
+                .collect(),
+        };
+        let p = plan(&many, &[], Profile::Docs, "t", true);
+        assert_eq!(p.commands_sent(), 10);
+        let end: Vec<String> = inputs(&p).split_off(p.case.steps.len() - CHECKPOINT_VIEWS);
+        assert_eq!(
+            end,
+            [
+                "+view /memories",
+                "+view /memories/f0",
+                "+view /memories/f1",
+                "+view /memories/f2",
+                "+view /memories/f0/x.txt",
+                "+view /memories/f1/x.txt",
+                "+view /memories/f2/x.txt",
+                "+view /memories/x0.txt",
+            ]
+        );
+        assert_eq!(p.case.steps.len(), 10 + 3 * CHECKPOINT_VIEWS);
+    }
+
+    /// A branch learnt on a command after a checkpoint is given per command: planned on it,
+    /// that command (not the step at its index) follows it, and the later views show it; a
+    /// refused create leaves a folder the model may lack, and no folder above it is viewed.
+    #[test]
+    fn a_branch_after_a_checkpoint_is_the_commands() {
+        let a = || PathSpec::raw("/memories/a.txt");
+        let create = |p: PathSpec, t: &str| CommandSpec::Create {
+            path: p,
+            text: TextSpec::Raw(t.into()),
+        };
+        let seq = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create(a(), "one\n"),
+                create(PathSpec::raw("/memories/b.txt"), "b\n"),
+                create(PathSpec::raw("/memories/c.txt"), "c\n"),
+                create(PathSpec::raw("/memories/d.txt"), "d\n"),
+                create(a(), "two\n"),
+                view("/memories/a.txt"),
+            ],
+        };
+        let model = plan(&seq, &[], Profile::Docs, "t", true);
+        // Four commands, the checkpoint's five views, then command 4 at step 9.
+        assert_eq!(model.commands[9], Some(4));
+        assert_eq!(model.steps[9].outcome.kind(), OutcomeKind::FileExists);
+        let mut branches = vec![Branch::Model; 4];
+        branches.push(Branch::Overwrite);
+        let p = plan(&seq, &branches, Profile::Docs, "t", true);
+        assert_eq!(p.branch_of(9, &branches), Branch::Overwrite);
+        assert_eq!(p.branch_of(4, &branches), Branch::Model);
+        assert_eq!(p.branch_of(99, &branches), Branch::Model);
+        let Outcome::ViewFile { text, .. } = &p.steps[10].outcome else {
+            panic!("{:?}", p.steps[10].outcome)
+        };
+        assert_eq!(text, "two\n");
+        let last = p.steps.len() - 1;
+        assert_eq!(p.commands[last], None);
+        let Outcome::ViewDir { entries, .. } = &p.steps[11].outcome else {
+            panic!("{:?}", p.steps[11].outcome)
+        };
+        assert_eq!(
+            entries
+                .iter()
+                .map(|e| (e.path.as_str(), e.size))
+                .collect::<Vec<_>>(),
+            [
+                ("/memories/a.txt", 4),
+                ("/memories/b.txt", 2),
+                ("/memories/c.txt", 2),
+                ("/memories/d.txt", 2)
+            ]
+        );
+        // The same branch given at the step's index (9) would follow nothing: no command 9.
+        let mut by_step = vec![Branch::Model; 9];
+        by_step.push(Branch::Overwrite);
+        let wrong = plan(&seq, &by_step, Profile::Docs, "t", true);
+        let Outcome::ViewFile { text, .. } = &wrong.steps[10].outcome else {
+            panic!("{:?}", wrong.steps[10].outcome)
+        };
+        assert_eq!(text, "one\n");
+        // A create refused under a name the doc does not promise may have left its folder:
+        // the root is not viewed, the plain files are.
+        let refused = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create(a(), "one\n"),
+                create(PathSpec::raw("/memories/n\u{e9}/x.txt"), "x\n"),
+            ],
+        };
+        let p = plan(
+            &refused,
+            &[Branch::Model, Branch::Refused],
+            Profile::Docs,
+            "t",
+            true,
+        );
+        assert_eq!(inputs(&p)[2..], ["+view /memories/a.txt"]);
+        // So may a refused create of a path the model refuses (here one the runner fills in),
+        // under names it cannot know (`/memories/tmp/...`): no folder is viewed.
+        let host = Sequence {
+            layout: 0,
+            profile: 0,
+            commands: vec![
+                create(a(), "one\n"),
+                create(
+                    PathSpec::raw("/memories//{DOWN:99}outside/canary.txt"),
+                    "x\n",
+                ),
+            ],
+        };
+        let p = plan(&host, &[], Profile::Docs, "t", true);
+        assert!(p.steps[1].outcome.is_error(), "{:?}", p.steps[1].outcome);
+        assert_eq!(inputs(&p)[2..], ["+view /memories/a.txt"]);
+        let first = Sequence {
+            commands: host.commands[..1].to_vec(),
+            ..host
+        };
+        let p = plan(&first, &[], Profile::Docs, "t", true);
+        assert_eq!(
+            inputs(&p)[1..],
+            ["+view /memories", "+view /memories/a.txt"]
+        );
     }
 }

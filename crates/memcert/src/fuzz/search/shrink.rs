@@ -26,8 +26,9 @@ impl Fuzzer<'_> {
     ) -> Found {
         let unshrunk_commands = first.plan.case.steps.len();
         let mut best = seq.clone();
-        // Only the commands that ran count (a plan can end early).
-        best.commands.truncate(unshrunk_commands.max(1));
+        // Only the commands that ran count (a plan can end early; black-box checkpoints add
+        // views of no command).
+        best.commands.truncate(first.plan.commands_sent().max(1));
         let mut kept = first;
         let mut tries = 0;
         let mut cut = false;
