@@ -174,7 +174,7 @@ fn main() {
         let mut obs = Observation {
             token: sandbox.token().to_owned(),
             host_paths: sandbox.host_paths(),
-            outside_before: sandbox.outside_unchecked(),
+            outside_before: sandbox.outside_unchecked().into(),
             inputs: inputs.iter().map(memcert::protocol::strings_in).collect(),
             ..Default::default()
         };
@@ -203,7 +203,7 @@ fn main() {
         obs.race_swaps = Some(n);
         swaps += n;
         rounds += 1;
-        obs.outside_after = sandbox.outside_unchecked();
+        obs.outside_after = sandbox.outside_unchecked().into();
         obs.token_in_store = sandbox.token_in_store_unchecked();
         let j = judge(&case, &obs, Profile::Docs, true);
         escapes += j

@@ -41,10 +41,12 @@ use crate::text::Profile;
 pub struct Observation {
     /// One entry per step that was sent: the reply, or why there was none.
     pub replies: Vec<Result<ToolResult, String>>,
-    /// The run folder outside the root before the first command.
-    pub outside_before: Tree,
-    /// The same after the last command.
-    pub outside_after: Tree,
+    /// The run folder outside the root before the first command (shared: a kept sandbox's
+    /// template, `certify::lane`, is not copied for every case).
+    pub outside_before: std::sync::Arc<Tree>,
+    /// The same after the last command (the same `Arc` as `outside_before` when the runner
+    /// knows nothing changed).
+    pub outside_after: std::sync::Arc<Tree>,
     /// What each of the case's checked paths holds after the run, in check order.
     pub checked: Vec<Option<Node>>,
     /// The canary token.
@@ -142,11 +144,11 @@ impl Observation {
     /// [`Observation::before_unchecked`] with the outside already known (`outside`, what a
     /// walk would give: the runner knows it from the watch record of a kept sandbox,
     /// `certify::lane`).
-    pub fn before_known(&mut self, sandbox: &Sandbox, outside: crate::attack::sandbox::Tree) {
+    pub fn before_known(&mut self, sandbox: &Sandbox, outside: impl Into<std::sync::Arc<Tree>>) {
         self.token = sandbox.token().to_owned();
         self.host_paths = sandbox.host_paths();
         self.alias = vec![sandbox.alias().to_string_lossy().into_owned()];
-        self.outside_before = outside;
+        self.outside_before = outside.into();
     }
 
     /// What it needs after the last command: the outside again, the store files that hold the
@@ -168,10 +170,10 @@ impl Observation {
         &mut self,
         sandbox: &Sandbox,
         case: &Case,
-        outside: Option<crate::attack::sandbox::Tree>,
+        outside: Option<std::sync::Arc<Tree>>,
         empty_store: bool,
     ) {
-        self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked());
+        self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked().into());
         (self.token_in_store, self.checked) = sandbox.scan_store_then_empty_unchecked(
             case.checks.iter().map(|c| c.path.as_str()),
             empty_store,
@@ -763,8 +765,8 @@ fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
     // Borrowed when the handler made nothing at start-up (the trees hold file contents).
     let (before, after) = if obs.startup_made.is_empty() {
         (
-            std::borrow::Cow::Borrowed(&obs.outside_before),
-            std::borrow::Cow::Borrowed(&obs.outside_after),
+            std::borrow::Cow::Borrowed(&*obs.outside_before),
+            std::borrow::Cow::Borrowed(&*obs.outside_after),
         )
     } else {
         (
@@ -1085,7 +1087,7 @@ mod tests {
             replies: vec![Ok(ToolResult::ok(
                 "File created successfully at: /memories/../escape.md",
             ))],
-            outside_after: after,
+            outside_after: after.into(),
             checked: vec![Some(Node::File(b"a\n".to_vec()))],
             ..Default::default()
         };
@@ -1148,7 +1150,7 @@ mod tests {
                 "File created successfully at: /memories/notes.txt",
             ))],
             checked: vec![Some(Node::File(b"Hello\nWorld\n".to_vec()))],
-            outside_after: after,
+            outside_after: after.into(),
             touched: vec![
                 Touch {
                     path: PathBuf::from("base/.tmp"),
@@ -1394,7 +1396,7 @@ mod tests {
         let obs = Observation {
             skipped: Some("runs as root".into()),
             // Ignored: a skipped case was not run.
-            outside_after: Tree::from([(PathBuf::from("x"), (Node::Dir, 0o700))]),
+            outside_after: Tree::from([(PathBuf::from("x"), (Node::Dir, 0o700))]).into(),
             ..Default::default()
         };
         let j = judge(&c, &obs, Profile::Docs, true);

@@ -213,9 +213,9 @@ fn run_prepared(
     let took = reset_started.elapsed();
     let mut quiet = kept_watch.is_some_and(|w| matches!(w.close_window(sandbox), Ok((_, false))));
     // The "before" is the template the "pre-reset" is: nothing was made.
-    let before_is_template = match lease.known_outside() {
+    let before_is_template = match lease.known_outside_shared() {
         Some(template) if quiet => {
-            obs.before_known(sandbox, template.clone());
+            obs.before_known(sandbox, template);
             true
         }
         _ => {
@@ -244,7 +244,7 @@ fn run_prepared(
         }
         Err(e) => {
             quiet = false;
-            obs.outside_before = pre_reset.into_owned();
+            obs.outside_before = pre_reset.into_owned().into();
             match refusal(case, &e, took, target, startup) {
                 Some(why) => obs.refused_at_start = Some(why),
                 None => {
@@ -391,7 +391,7 @@ pub fn probe_startup(target: &mut dyn Target, config: &Config) -> (Startup, Opti
     let mut obs = Observation::default();
     obs.before_unchecked(&sandbox);
     let ok = target.reset(sandbox.base(), sandbox.root()).is_ok();
-    obs.outside_after = sandbox.outside_unchecked();
+    obs.outside_after = sandbox.outside_unchecked().into();
     let startup = Startup {
         started: ok,
         made: created(&obs.outside_before, &obs.outside_after),
@@ -596,6 +596,12 @@ fn measured(before: Option<u64>, after: Option<u64>) -> Option<ReadCount> {
 /// folder of `watched`) and now, each path under the folder's name; walked through their
 /// handles, links not followed.
 fn observe_watched(obs: &mut Observation, watched: &[&Scratch], before: Vec<Tree>) {
+    if watched.is_empty() {
+        return;
+    }
+    // Copies of the trees when they are shared (a kept sandbox's template).
+    let outside_before = std::sync::Arc::make_mut(&mut obs.outside_before);
+    let outside_after = std::sync::Arc::make_mut(&mut obs.outside_after);
     for (w, before) in watched.iter().zip(before) {
         let name = w
             .path()
@@ -603,12 +609,10 @@ fn observe_watched(obs: &mut Observation, watched: &[&Scratch], before: Vec<Tree
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         for (rel, node) in before {
-            obs.outside_before
-                .insert(std::path::Path::new(&name).join(rel), node);
+            outside_before.insert(std::path::Path::new(&name).join(rel), node);
         }
         for (rel, node) in tree_of(w.dir()) {
-            obs.outside_after
-                .insert(std::path::Path::new(&name).join(rel), node);
+            outside_after.insert(std::path::Path::new(&name).join(rel), node);
         }
     }
 }

@@ -90,8 +90,8 @@ struct Kept {
     sandbox: Sandbox,
     /// The folder it was made in (the target's scratch root, or the default temp folder).
     parent: PathBuf,
-    /// The outside as the layout with no setup left it.
-    outside: Tree,
+    /// The outside as the layout with no setup left it (shared with each case's observation).
+    outside: std::sync::Arc<Tree>,
     /// The store as that layout left it (the root's node alone), for the debug assertion.
     store: Tree,
     /// The outside's files held open, to read again after a case.
@@ -155,7 +155,13 @@ impl Lease {
     /// The outside before the reset when it is known without a walk: the template of a kept
     /// sandbox (`None` for a fresh one, which the runner walks).
     pub fn known_outside(&self) -> Option<&Tree> {
-        self.kept().map(|k| &k.outside)
+        self.kept().map(|k| &*k.outside)
+    }
+
+    /// [`Lease::known_outside`], shared: the case's "before" is the template itself, not a
+    /// copy.
+    pub fn known_outside_shared(&self) -> Option<std::sync::Arc<Tree>> {
+        self.kept().map(|k| k.outside.clone())
     }
 
     /// The kept sandbox's watches (the runner opens windows on them for the case; the lease
@@ -299,7 +305,9 @@ impl Lane {
     /// watches on the old one). Anything else is removed.
     pub fn give_back(&mut self, lease: Lease, outside_after: &Tree, quiet: bool) {
         if let Held::Kept(k) = lease.0 {
-            if quiet && k.watch.is_some() && *outside_after == k.outside {
+            // The runner's "after" is the template itself when nothing changed.
+            let same = std::ptr::eq(outside_after, &*k.outside) || *outside_after == *k.outside;
+            if quiet && k.watch.is_some() && same {
                 self.kept = Some(*k);
             }
         }
@@ -315,7 +323,7 @@ fn new_kept(
     let outside = sandbox.outside_unchecked();
     Ok(Kept {
         held: sandbox.hold_outside_files(&outside),
-        outside,
+        outside: outside.into(),
         store: sandbox.store_tree_unchecked(),
         sandbox,
         parent: parent.to_path_buf(),
@@ -337,7 +345,7 @@ fn undo(k: Kept) -> io::Result<Kept> {
             k.sandbox.outside_unchecked(),
             k.sandbox.store_tree_unchecked()
         ),
-        (k.outside.clone(), k.store.clone()),
+        ((*k.outside).clone(), k.store.clone()),
         "the sandbox after undo is not the one a fresh layout gives"
     );
     Ok(k)
