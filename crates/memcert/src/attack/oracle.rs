@@ -131,6 +131,34 @@ pub fn hazard_of(case: &Case) -> Option<&'static str> {
     })
 }
 
+/// [`hazard_of`] for step `i` of `case`: the planted hazard whose path the step's input names
+/// (`path`, `old_path` or `new_path`, a trailing `/` aside), else the first the case plants. A
+/// layout with a FIFO and a huge file charges a whole read of the huge file to the huge file.
+pub fn hazard_at(case: &Case, i: usize) -> Option<&'static str> {
+    use crate::suite::Fs;
+    let named = |p: &str| {
+        case.steps.get(i).is_some_and(|s| {
+            ["path", "old_path", "new_path"].iter().any(|k| {
+                s.input
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| v.trim_end_matches('/') == p.trim_end_matches('/'))
+            })
+        })
+    };
+    case.setup
+        .iter()
+        .find_map(|f| match f {
+            Fs::Fifo { path } if named(path) => Some("a FIFO"),
+            Fs::RootFifo if named(crate::vpath::ROOT) => Some("a FIFO"),
+            Fs::CharDevice { path, .. } if named(path) => Some("a character device"),
+            Fs::Sparse { path, .. } if named(path) => Some("a huge file"),
+            Fs::Socket { path } if named(path) => Some("a socket"),
+            _ => None,
+        })
+        .or_else(|| hazard_of(case))
+}
+
 impl Observation {
     /// What the oracle needs from `sandbox` before the first command: the canary token, the
     /// host path spellings, and the outside as it is.
@@ -235,7 +263,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                 }
                 findings.extend(disclosed);
                 if let Some(read) = read_over(obs, i) {
-                    findings.push(unbounded_read(i, read, hazard_of(case)));
+                    findings.push(unbounded_read(i, read, hazard_at(case, i)));
                 }
                 if let Some(step) = case.steps.get(i) {
                     let g = grade_step(step, r, profile, case.level, strict);
@@ -258,14 +286,14 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                         bytes: 0,
                         by_process: true,
                     }),
-                    hazard_of(case),
+                    hazard_at(case, i),
                 ));
             }
             Err(_) if i + 1 == obs.replies.len() && obs.reply_too_large.is_some() => {
                 findings.push(too_large(i, obs.reply_too_large.unwrap_or_default()));
             }
             Err(why)
-                if i + 1 == obs.replies.len() && obs.timed_out && hazard_of(case).is_some() =>
+                if i + 1 == obs.replies.len() && obs.timed_out && hazard_at(case, i).is_some() =>
             {
                 findings.push(Finding {
                     verdict: Verdict::Fail,
@@ -273,7 +301,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
                     detail: format!(
                         "step {}: hangs on {}: {why} (bug:B17)",
                         i + 1,
-                        hazard_of(case).unwrap_or_default()
+                        hazard_at(case, i).unwrap_or_default()
                     ),
                 });
             }
@@ -1052,6 +1080,36 @@ mod tests {
             j.findings[0].detail,
             "step 1: unbounded read of a huge file: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)"
         );
+    }
+
+    #[test]
+    fn a_read_is_charged_to_the_hazard_the_step_names_not_the_first_planted() {
+        use crate::suite::Fs;
+        let mut c = case("hazard/huge-file/view");
+        c.setup.insert(
+            0,
+            Fs::Fifo {
+                path: "/memories/fifo".into(),
+            },
+        );
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::error("too large"))],
+            reads: vec![Some(ReadCount {
+                bytes: 64 << 20,
+                by_process: true,
+            })],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(hazard_of(&c), Some("a FIFO"));
+        assert_eq!(hazard_at(&c, 0), Some("a huge file"));
+        assert_eq!(
+            j.findings[0].detail,
+            "step 1: unbounded read of a huge file: the handler read 67108864 bytes for one call, more than 16777216 (bug:B17)"
+        );
+        // A step that names none: the first planted.
+        c.steps[0].input = serde_json::json!({"command": "view", "path": "/memories"});
+        assert_eq!(hazard_at(&c, 0), Some("a FIFO"));
     }
 
     #[test]
