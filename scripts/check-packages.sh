@@ -75,8 +75,11 @@ target/debug/memcert certify --jobs 1 --node @anthropic-ai/sdk/tools/memory/node
 same npm "$work/cargo-node.json" "$work/npm.json"
 
 echo "==> the npm launcher passes SIGTERM on: memcert stops cleanly (130), no process left"
+# A run that lasts well past the signal: the Python SDK's handler at the full level (some 25 s;
+# the reference in-process finishes the full level in under 3 s).
 PATH="$plain_path" node "$work/npm/node_modules/memcert/bin/memcert.js" certify --jobs 1 --level full \
-  --report-json "$work/term.json" >/dev/null 2>>"$work/runs.log" &
+  --python anthropic.tools:BetaLocalFilesystemMemoryTool --python-exe "$work/venv/bin/python" \
+  --profile python-sdk --report-json "$work/term.json" >/dev/null 2>>"$work/runs.log" &
 launcher=$!
 sleep 3
 kill -TERM "$launcher"
