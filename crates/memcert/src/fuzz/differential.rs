@@ -142,17 +142,26 @@ where
 
 /// The panic text of a finding: its cause, the command counts, then [`Found::story`].
 fn story(f: &Found) -> String {
-    let n = f.plan.case.steps.len();
     let mut lines = vec![
         format!("memcert differential: {}", f.cause),
-        format!(
-            "  {n} command{} (shrunk from {}); each with the model's reply and the handler's:",
-            if n == 1 { "" } else { "s" },
-            f.unshrunk_commands
-        ),
+        counts(f.plan.case.steps.len(), f.unshrunk_commands, f.shrink_cut),
     ];
     lines.extend(f.story());
     lines.join("\n")
+}
+
+/// The story's second line: `n` commands, shrunk from `unshrunk`, and whether the shrink
+/// stopped at [`SHRINK_BUDGET`] (`cut`: the input may shrink further).
+fn counts(n: usize, unshrunk: usize, cut: bool) -> String {
+    format!(
+        "  {n} command{} (shrunk from {unshrunk}{}); each with the model's reply and the handler's:",
+        if n == 1 { "" } else { "s" },
+        if cut {
+            format!("; shrinking stopped at its budget of {SHRINK_BUDGET} runs")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Why an ERROR or SKIPPED case did not run: its first step's error, else its findings.
@@ -234,5 +243,20 @@ where
 
     fn scratch(&self) -> Option<&Path> {
         Some(self.scratch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_story_says_when_the_shrink_stopped_at_its_budget() {
+        assert_eq!(
+            super::counts(1, 3, false),
+            "  1 command (shrunk from 3); each with the model's reply and the handler's:"
+        );
+        assert_eq!(
+            super::counts(5, 9, true),
+            "  5 commands (shrunk from 9; shrinking stopped at its budget of 400 runs); each with the model's reply and the handler's:"
+        );
     }
 }
