@@ -169,6 +169,10 @@ pub fn forbidden_char(c: char) -> bool {
 /// Render a model-supplied path for a message: control characters are escaped (`\n`, `\u{0}`),
 /// so a refused path can never forge lines in a reply; everything else is kept as is.
 pub fn display_path(path: &str) -> String {
+    // Printable ASCII (most paths) needs no escape: one copy.
+    if path.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return path.to_owned();
+    }
     let mut out = String::with_capacity(path.len());
     for c in path.chars() {
         if forbidden_char(c) {
@@ -214,37 +218,34 @@ impl VPath {
         if trailing_slash {
             body = &body[..body.len() - 1];
         }
-        let names: Vec<&str> = body.split('/').collect();
+        // Each rule splits the body again (no list of names is made until the path is taken).
+        let names = || body.split('/');
         // Structural rules first over the whole path, then the per-name rules, so a path with
         // both `..` and `%2e` reports the traversal.
-        if names.iter().any(|n| n.is_empty()) {
+        if names().any(str::is_empty) {
             return err(Reason::EmptyComponent);
         }
-        if names.contains(&".") {
+        if names().any(|n| n == ".") {
             return err(Reason::DotComponent);
         }
-        if names.contains(&"..") {
+        if names().any(|n| n == "..") {
             return err(Reason::DotDotComponent);
         }
         if body.contains('\\') {
             return err(Reason::Backslash);
         }
-        for name in &names {
-            if has_encoded_separator(name) {
-                return err(Reason::PercentEncoded);
-            }
+        if names().any(has_encoded_separator) {
+            return err(Reason::PercentEncoded);
         }
-        for name in &names {
-            if is_lookalike(name) {
-                return err(Reason::UnicodeLookalike);
-            }
+        if names().any(is_lookalike) {
+            return err(Reason::UnicodeLookalike);
         }
-        if names.iter().any(|n| n.len() > MAX_NAME_BYTES) {
+        if names().any(|n| n.len() > MAX_NAME_BYTES) {
             return err(Reason::ComponentTooLong);
         }
         Ok(VPath {
             raw: path.to_owned(),
-            components: names.into_iter().map(str::to_owned).collect(),
+            components: names().map(str::to_owned).collect(),
             trailing_slash,
         })
     }
@@ -393,6 +394,19 @@ mod tests {
 
     fn reason(p: &str) -> Reason {
         VPath::parse(p).unwrap_err().reason
+    }
+
+    #[test]
+    fn display_path_escapes_controls_and_bidi_marks_and_keeps_the_rest() {
+        assert_eq!(display_path("/memories/a b~.txt"), "/memories/a b~.txt");
+        assert_eq!(
+            display_path("/memories/a\nb\u{7f}"),
+            "/memories/a\\nb\\u{7f}"
+        );
+        assert_eq!(
+            display_path("/memories/caf\u{e9}\u{202e}"),
+            "/memories/caf\u{e9}\\u{202e}"
+        );
     }
 
     #[test]
