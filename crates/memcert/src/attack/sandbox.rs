@@ -920,6 +920,16 @@ impl Sandbox {
         empty: bool,
     ) -> (Vec<String>, Vec<Option<Node>>) {
         let vpaths: Vec<&str> = vpaths.into_iter().collect();
+        // A path the walk cannot answer (the root, a `.` or `..`) is looked up by itself after
+        // the walk: the store is then not emptied, so that the lookup sees what the case left.
+        let answerable = |v: &&str| {
+            let rel = rel_of(v);
+            !rel.as_os_str().is_empty()
+                && rel
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        };
+        let empty = empty && vpaths.iter().all(answerable);
         let mut scan = Scan {
             empty,
             token: self.token.as_bytes(),
@@ -1425,7 +1435,10 @@ impl Scan<'_> {
                 if let Node::File(bytes) = &node {
                     // The token in the bytes read, unless they were cut: read it again then.
                     if m.nlink() == 1 {
-                        let whole_read = bytes.len() as u64 == m.len();
+                        // Read whole only when the file is within what a read keeps (a longer
+                        // one's bytes end in a cut marker, whatever their length).
+                        let whole_read =
+                            m.len() <= FILE_BYTES as u64 && bytes.len() as u64 == m.len();
                         let holds = if whole_read {
                             self.budget.1 = self.budget.1.saturating_sub(bytes.len());
                             memchr::memmem::find(bytes, self.token).is_some()
@@ -1748,10 +1761,25 @@ mod scenario_tests {
         assert_eq!(nodes[11], Some(Node::Other));
         assert_eq!(nodes[13], None, "`..` is refused");
         assert_eq!(nodes[14], nodes[1]);
-        // The same answers when it empties the store as it goes, which it then has done.
+        // Asked for the root or a `..` path, which it looks up after the walk, it leaves the
+        // store as it is, with the same answers.
+        let whole = sb.store_tree_unchecked();
         assert_eq!(
             sb.scan_store_then_empty_unchecked(paths, true),
-            (token, one_by_one)
+            (token.clone(), one_by_one.clone())
+        );
+        assert_eq!(sb.store_tree_unchecked(), whole);
+        // Asked for plain paths only, it empties the store as it goes, with the same answers.
+        let plain: Vec<&str> = paths
+            .iter()
+            .copied()
+            .filter(|p| *p != "/memories" && !p.contains(".."))
+            .collect();
+        let expected: Vec<Option<Node>> = plain.iter().map(|p| sb.node_unchecked(p)).collect();
+        assert_eq!(plain.len(), 13);
+        assert_eq!(
+            sb.scan_store_then_empty_unchecked(plain, true),
+            (token, expected)
         );
         assert_eq!(
             sb.store_tree_unchecked().into_keys().collect::<Vec<_>>(),

@@ -29,8 +29,9 @@
 //! watches are removed then; a sandbox reset by undo (`certify::lane`) keeps them, and opens
 //! a new window per case ([`Session::reopen`], [`Session::close_window`]), which also says
 //! whether anything may have changed the outside (the runner then lays out a new sandbox).
-//! inotify does not see writes through a shared `mmap`: the oracle's walk of the outside after
-//! each case does. One inotify instance per thread is made once and reused by every
+//! inotify does not see writes through a shared `mmap`: the held outside files that any event
+//! showed opened are read again after each case (`certify::lane`), and the outside is walked
+//! when they differ. One inotify instance per thread is made once and reused by every
 //! case ([`Session::start`]): making one per case is slow.
 //!
 //! # Guarantees
@@ -390,6 +391,7 @@ impl Session {
                 let mut changed = false;
                 w.drain(|wd, flags, name| {
                     changed |= self.changes(wd, flags, name);
+                    self.note_open(wd, flags, name);
                     false
                 })
                 .map_err(|e| format!("watching the outside failed: {e}"))?;
@@ -417,6 +419,7 @@ impl Session {
                             .outside_path(wd, name)
                             .is_some_and(|(_, path)| linked.contains(&path));
                     changed |= !own_link && self.changes(wd, flags, name);
+                    self.note_open(wd, flags, name);
                     false
                 })
                 .map_err(|e| format!("watching the outside failed: {e}"))?;
@@ -441,13 +444,7 @@ impl Session {
                 let mut changed = false;
                 let touched = self.read_marked(w, sandbox, |wd, flags, name| {
                     changed |= self.changes(wd, flags, name);
-                    if flags.contains(ReadFlags::OPEN) {
-                        if let Some((w, path)) = self.outside_path(wd, name) {
-                            if !w.dir && !w.decoy {
-                                self.opened.borrow_mut().insert(path);
-                            }
-                        }
-                    }
+                    self.note_open(wd, flags, name);
                 })?;
                 Ok((touched, changed))
             }
@@ -455,13 +452,28 @@ impl Session {
         })
     }
 
-    /// Whether a window of this session ([`Session::close_window`]: the handler's time, never
-    /// memcert's own walks and reads, which [`Session::reopen`] drains) saw the outside file
-    /// at `path` (relative to the run folder, as its watch is labelled; not a decoy) opened
-    /// (`IN_OPEN`), through any name (an in-store hard link too). Sticky for the session's
-    /// life. Only a handle opened on a file can write to it through a shared `mmap`, which no
-    /// event shows: while this is false, the file cannot have changed that way since the
-    /// watches began (`certify::lane` reads again only the held files this is true of).
+    /// Record an `IN_OPEN` of an outside file (not a decoy) for [`Session::opened`].
+    fn note_open(&self, wd: i32, flags: ReadFlags, name: &OsStr) {
+        if flags.contains(ReadFlags::OPEN) {
+            if let Some((w, path)) = self.outside_path(wd, name) {
+                if !w.dir && !w.decoy {
+                    self.opened.borrow_mut().insert(path);
+                }
+            }
+        }
+    }
+
+    /// Whether any event this session read (in a window, [`Session::close_window`], or between
+    /// two, [`Session::reopen`]: an open after a case's last answer, or during a prelude, counts
+    /// too) was an `IN_OPEN` of the outside file at `path` (relative to the run folder, as its
+    /// watch is labelled; not a decoy), through any name (an in-store hard link too). Sticky
+    /// for the session's life. memcert's own reads of the held files open nothing (`pread` on
+    /// handles held since the layout); its walks of the outside open files, but only for a
+    /// case that was not quiet, whose sandbox is then laid out anew (a debug build's undo check
+    /// walks too: more files read again, never fewer). Only a handle opened on a file can write
+    /// to it through a shared `mmap`, which no event shows: while this is false, the file
+    /// cannot have changed that way since the watches began (`certify::lane` reads again only
+    /// the held files this is true of).
     pub fn opened(&self, path: &Path) -> bool {
         self.opened.borrow().contains(path)
     }

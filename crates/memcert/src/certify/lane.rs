@@ -12,8 +12,8 @@
 //! watches saw nothing during the reset (the "before" is then the template); the "after" walk
 //! when they saw nothing during the case either and every outside file, held open since the
 //! layout, still holds its bytes ([`Lease::files_unchanged`]: inotify does not see a write
-//! through a shared `mmap`; reading the files again does, and is done for each file a window
-//! saw opened, since only an opened file can be mapped).
+//! through a shared `mmap`; reading the files again does, and is done for each file the watches
+//! saw opened, in a window or between two, since only an opened file can be mapped).
 //!
 //! # When a fresh layout is made instead
 //! - `--reset fresh` ([`Reset::Fresh`]), or the first case of a lane;
@@ -39,8 +39,8 @@
 //! # Non-guarantees
 //! - A handle on an outside file opened before the lane's watches began (between the layout
 //!   and the first case, when the handler has not been told where the sandbox is) is not
-//!   seen: a write through a shared `mmap` of it in a later case shows only if some window saw
-//!   that file opened.
+//!   seen: a write through a shared `mmap` of it in a later case shows only if the watches saw
+//!   that file opened since.
 //! - A handler that remembers a path or the token from an earlier case of the same lane may
 //!   show it in a later one; it is charged to the case where it is shown (with `--reset fresh`
 //!   each case has its own names and token).
@@ -185,7 +185,7 @@ impl Lease {
     /// outside, the outside is then the template, without a walk. False for a fresh sandbox,
     /// or when a file could not be held.
     ///
-    /// Only the files a window of the kept watches saw opened are read ([`Session::opened`]):
+    /// Only the files the kept watches saw opened are read ([`Session::opened`]):
     /// without a handle, nothing can write to a file through a shared `mmap`, and every
     /// other write is an event the watches saw (the case is then not quiet and its outside is
     /// walked).
