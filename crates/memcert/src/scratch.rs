@@ -639,7 +639,8 @@ fn empty_once(top: &Dir) -> io::Result<bool> {
         let mut saw = false;
         let next = next_subfolder(dir, &mut first, &mut saw);
         if stack.is_empty() {
-            clean = !saw && next.is_none();
+            // A listing that showed nothing found no folder either.
+            clean = !saw;
         }
         match next {
             Some(name) if stack.len() >= EMPTY_DEPTH => {

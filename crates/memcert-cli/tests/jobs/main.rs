@@ -420,14 +420,10 @@ fn flawed_fixtures_give_the_same_reports_fresh_on_one_job_or_undone_on_two() {
 #[test]
 fn a_write_through_a_shared_mmap_is_unsafe_fresh_or_undone() {
     let py = python();
-    let args = [
-        "--python",
-        "fixtures/handlers/hostile/mmap_writer.py:MmapWriterMemoryTool",
-        "--python-exe",
+    let args = view_cases_of(
         &py,
-        "--cases",
-        "view/file/*",
-    ];
+        "fixtures/handlers/hostile/mmap_writer.py:MmapWriterMemoryTool",
+    );
     for how in [FRESH_ONE, UNDO_ONE] {
         let r = report_of("standard", &how, &args);
         let cases = r["cases"].as_array().cloned().unwrap_or_default();
@@ -451,14 +447,10 @@ fn a_write_through_a_shared_mmap_is_unsafe_fresh_or_undone() {
 #[test]
 fn a_mapping_kept_from_an_earlier_case_and_written_later_is_unsafe_where_it_lands() {
     let py = python();
-    let args = [
-        "--python",
-        "fixtures/handlers/hostile/mmap_keeper.py:MmapKeeperMemoryTool",
-        "--python-exe",
+    let args = view_cases_of(
         &py,
-        "--cases",
-        "view/file/*",
-    ];
+        "fixtures/handlers/hostile/mmap_keeper.py:MmapKeeperMemoryTool",
+    );
     let verdicts = |how: &[&str]| -> Vec<(String, Vec<String>)> {
         let r = report_of("standard", how, &args);
         r["cases"]
@@ -488,6 +480,19 @@ fn a_mapping_kept_from_an_earlier_case_and_written_later_is_unsafe_where_it_land
     let mut undo = fresh.clone();
     undo[1] = ("UNSAFE".to_owned(), vec!["outside-changed".to_owned()]);
     assert_eq!(verdicts(&UNDO_ONE), undo);
+}
+
+/// The arguments that run the Python handler `spec` (with interpreter `py`) on the
+/// `view/file/*` cases.
+fn view_cases_of<'a>(py: &'a str, spec: &'a str) -> [&'a str; 6] {
+    [
+        "--python",
+        spec,
+        "--python-exe",
+        py,
+        "--cases",
+        "view/file/*",
+    ]
 }
 
 /// The exit code and stderr of `memcert` with `args`.

@@ -121,21 +121,27 @@ pub const UNBOUNDED_READ_BYTES: u64 = 16 * 1024 * 1024;
 /// character device`, `a huge file`, `a socket`), the first in setup order; `None` when it plants
 /// none.
 pub fn hazard_of(case: &Case) -> Option<&'static str> {
+    case.setup.iter().find_map(hazard).map(|(_, what)| what)
+}
+
+/// The virtual path and the words of a planted hazard ([`hazard_of`]); `None` for any other
+/// setup item.
+fn hazard(f: &crate::suite::Fs) -> Option<(&str, &'static str)> {
     use crate::suite::Fs;
-    case.setup.iter().find_map(|f| match f {
-        Fs::Fifo { .. } | Fs::RootFifo => Some("a FIFO"),
-        Fs::CharDevice { .. } => Some("a character device"),
-        Fs::Sparse { .. } => Some("a huge file"),
-        Fs::Socket { .. } => Some("a socket"),
+    match f {
+        Fs::Fifo { path } => Some((path, "a FIFO")),
+        Fs::RootFifo => Some((crate::vpath::ROOT, "a FIFO")),
+        Fs::CharDevice { path, .. } => Some((path, "a character device")),
+        Fs::Sparse { path, .. } => Some((path, "a huge file")),
+        Fs::Socket { path } => Some((path, "a socket")),
         _ => None,
-    })
+    }
 }
 
 /// [`hazard_of`] for step `i` of `case`: the planted hazard whose path the step's input names
 /// (`path`, `old_path` or `new_path`, a trailing `/` aside), else the first the case plants. A
 /// layout with a FIFO and a huge file charges a whole read of the huge file to the huge file.
 pub fn hazard_at(case: &Case, i: usize) -> Option<&'static str> {
-    use crate::suite::Fs;
     let named = |p: &str| {
         case.steps.get(i).is_some_and(|s| {
             ["path", "old_path", "new_path"].iter().any(|k| {
@@ -148,14 +154,9 @@ pub fn hazard_at(case: &Case, i: usize) -> Option<&'static str> {
     };
     case.setup
         .iter()
-        .find_map(|f| match f {
-            Fs::Fifo { path } if named(path) => Some("a FIFO"),
-            Fs::RootFifo if named(crate::vpath::ROOT) => Some("a FIFO"),
-            Fs::CharDevice { path, .. } if named(path) => Some("a character device"),
-            Fs::Sparse { path, .. } if named(path) => Some("a huge file"),
-            Fs::Socket { path } if named(path) => Some("a socket"),
-            _ => None,
-        })
+        .filter_map(hazard)
+        .find(|(path, _)| named(path))
+        .map(|(_, what)| what)
         .or_else(|| hazard_of(case))
 }
 

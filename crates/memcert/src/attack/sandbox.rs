@@ -866,29 +866,12 @@ impl Sandbox {
     /// # Ambient authority
     /// None: walks the store root by handle, never following links.
     pub fn token_in_store_unchecked(&self) -> Vec<String> {
-        // A linked root (Fs::RootSymlink) holds no store: what it shows is the outside; a root
-        // that is not a folder cannot be opened.
-        let Ok(root) = self.root_dir() else {
-            return Vec::new();
-        };
-        let mut found = Vec::new();
-        let mut budget = (WALK_ENTRIES, WALK_BYTES);
-        token_files(
-            &root,
-            Path::new(""),
-            self.token.as_bytes(),
-            &mut found,
-            &mut budget,
-        );
-        found.sort();
-        found
-            .iter()
-            .map(|p| format!("/memories/{}", p.display()))
-            .collect()
+        self.scan_store_unchecked([]).0
     }
 
-    /// [`Sandbox::token_in_store_unchecked`] and [`Sandbox::nodes_unchecked`] of `vpaths`
-    /// from one walk of the store: a path whose folder the walk listed whole is answered
+    /// [`Sandbox::token_in_store_unchecked`] and [`Sandbox::node_unchecked`] of each of
+    /// `vpaths` from one walk of the store (a linked root, `Fs::RootSymlink`, holds no store:
+    /// nothing is walked through it): a path whose folder the walk listed whole is answered
     /// from that listing (its node read as [`Sandbox::node_unchecked`] reads it, `None` when
     /// the listing lacks it or a folder above it is not a folder the walk entered); any other
     /// (the root itself, a `..`, a folder past the walk's bounds) is looked up by itself.
@@ -922,14 +905,7 @@ impl Sandbox {
         let vpaths: Vec<&str> = vpaths.into_iter().collect();
         // A path the walk cannot answer (the root, a `.` or `..`) is looked up by itself after
         // the walk: the store is then not emptied, so that the lookup sees what the case left.
-        let answerable = |v: &&str| {
-            let rel = rel_of(v);
-            !rel.as_os_str().is_empty()
-                && rel
-                    .components()
-                    .all(|c| matches!(c, std::path::Component::Normal(_)))
-        };
-        let empty = empty && vpaths.iter().all(answerable);
+        let empty = empty && vpaths.iter().all(|v| walkable(&rel_of(v)));
         let mut scan = Scan {
             empty,
             token: self.token.as_bytes(),
@@ -937,16 +913,12 @@ impl Sandbox {
             budget: (WALK_ENTRIES, WALK_BYTES),
             want: std::collections::HashMap::new(),
             nodes: vec![None; vpaths.len()],
-            met: vec![false; vpaths.len()],
             listed: std::collections::HashSet::new(),
             entered: std::collections::HashSet::new(),
         };
         for (i, v) in vpaths.iter().enumerate() {
             let rel = rel_of(v);
-            let normal = rel
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-            if normal && !rel.as_os_str().is_empty() {
+            if walkable(&rel) {
                 scan.want
                     .entry(rel.components().collect())
                     .or_default()
@@ -967,14 +939,11 @@ impl Sandbox {
         let nodes = vpaths
             .iter()
             .enumerate()
-            .map(|(i, v)| {
-                if scan.met[i] {
-                    return scan.nodes[i].take();
-                }
-                match scan.absent(&rel_of(v)) {
-                    true => None,
-                    false => self.node_in(&mut root, v),
-                }
+            .map(|(i, v)| match scan.nodes[i].take() {
+                // Met by the walk (a node is kept only for a path met).
+                Some(node) => Some(node),
+                None if scan.absent(&rel_of(v)) => None,
+                None => self.node_in(&mut root, v),
             })
             .collect();
         (token, nodes)
@@ -987,23 +956,6 @@ impl Sandbox {
     /// None: by handle from the store root.
     pub fn node_unchecked(&self, vpath: &str) -> Option<Node> {
         self.node_in(&mut None, vpath)
-    }
-
-    /// [`Sandbox::node_unchecked`] of each of `vpaths`, in order, through one handle on the
-    /// store root (memcert's own reads after the last answer: nothing runs between them that
-    /// could replace the root).
-    ///
-    /// # Ambient authority
-    /// As [`Sandbox::node_unchecked`].
-    pub fn nodes_unchecked<'v>(
-        &self,
-        vpaths: impl IntoIterator<Item = &'v str>,
-    ) -> Vec<Option<Node>> {
-        let mut root = None;
-        vpaths
-            .into_iter()
-            .map(|v| self.node_in(&mut root, v))
-            .collect()
     }
 
     /// [`Sandbox::node_unchecked`] through the root's handle in `root` ([`Sandbox::root_in`]).
@@ -1225,34 +1177,23 @@ fn holds_token(dir: &Dir, name: &OsStr, token: &[u8], left: &mut usize) -> bool 
     let finder = memchr::memmem::Finder::new(token);
     let len = meta.len();
     let mut cap = FILE_BYTES.min(*left);
-    if len <= SMALL_FILE {
-        // Small: read whole, with no `lseek` for holes.
-        let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0).min(cap)];
-        let mut got = 0;
-        while got < buf.len() {
-            match f.read_at(&mut buf[got..], got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        *left -= got;
-        return finder.find(&buf[..got]).is_some();
-    }
     let mut pos = 0u64;
     let mut buf = Vec::new();
     let mut found = false;
     while pos < len && cap > 0 && !found {
-        let start = match rustix::fs::seek(&f, SeekFrom::Data(pos)) {
-            Ok(p) => p,
-            // No data from `pos` on: the rest is a hole.
-            Err(rustix::io::Errno::NXIO) => break,
-            Err(_) => pos,
+        // A small file is one region, read with no `lseek` for holes.
+        let (start, end) = if len <= SMALL_FILE {
+            (0, len)
+        } else {
+            let start = match rustix::fs::seek(&f, SeekFrom::Data(pos)) {
+                Ok(p) => p,
+                // No data from `pos` on: the rest is a hole.
+                Err(rustix::io::Errno::NXIO) => break,
+                Err(_) => pos,
+            };
+            let end = rustix::fs::seek(&f, SeekFrom::Hole(start)).unwrap_or(len);
+            (start, end.min(len))
         };
-        let end = rustix::fs::seek(&f, SeekFrom::Hole(start))
-            .unwrap_or(len)
-            .min(len);
         if end <= start {
             break;
         }
@@ -1324,49 +1265,13 @@ fn walk(dir: &Dir, prefix: &Path, skip: Option<&Path>, out: &mut Tree, left: &mu
     }
 }
 
-/// Files below `dir` (one link each: a planted hard link is the outside file itself, whose
-/// changes show in the outside diff) holding `token`, relative to the root; at most
-/// [`WALK_DEPTH`] folders deep, `budget.0` entries looked at and `budget.1` bytes read.
-fn token_files(
-    dir: &Dir,
-    prefix: &Path,
-    token: &[u8],
-    out: &mut Vec<PathBuf>,
-    budget: &mut (usize, usize),
-) {
-    if prefix.components().count() >= WALK_DEPTH {
-        return;
-    }
-    use rustix::fs::FileType;
-    use std::ops::ControlFlow;
-    // The listing's types spare an `lstat` of each folder, link and special file; a regular
-    // file's is still read (its link count), and a folder is entered with `O_NOFOLLOW`.
-    let _ = scratch::for_each_entry(dir, |name, ft| {
-        if budget.0 == 0 {
-            return ControlFlow::Break(());
-        }
-        budget.0 -= 1;
-        let is_dir = match ft {
-            Some(FileType::Directory) => true,
-            Some(FileType::RegularFile) | None => match dir.symlink_metadata(name) {
-                Ok(meta) if meta.is_dir() => true,
-                Ok(meta) if meta.is_file() && meta.nlink() == 1 => {
-                    if holds_token(dir, name, token, &mut budget.1) {
-                        out.push(prefix.join(name));
-                    }
-                    false
-                }
-                _ => false,
-            },
-            Some(_) => false,
-        };
-        if is_dir {
-            if let Ok(sub) = dir.open_dir_nofollow(name) {
-                token_files(&sub, &prefix.join(name), token, out, budget);
-            }
-        }
-        ControlFlow::Continue(())
-    });
+/// Whether the walk of [`Sandbox::scan_store_unchecked`] can answer for `rel` (a path below
+/// the store root): not the root itself, and plain names only (no `.`, `..` or prefix).
+fn walkable(rel: &Path) -> bool {
+    !rel.as_os_str().is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// One walk of the store for [`Sandbox::scan_store_unchecked`].
@@ -1381,8 +1286,6 @@ struct Scan<'t> {
     /// The asked paths below the root (normal components only), each with its indexes.
     want: std::collections::HashMap<PathBuf, Vec<usize>>,
     nodes: Vec<Option<Node>>,
-    /// The asked paths the walk met.
-    met: Vec<bool>,
     /// Folders listed whole (no bound cut their listing), relative to the root.
     listed: std::collections::HashSet<PathBuf>,
     /// Folders the walk entered (real folders, not links), relative to the root.
@@ -1390,7 +1293,9 @@ struct Scan<'t> {
 }
 
 impl Scan<'_> {
-    /// [`token_files`]' walk, which also keeps the node of each asked path it meets.
+    /// Walk `dir` (at `prefix` below the root): each file with one link searched for the token
+    /// ([`holds_token`]), each asked path's node kept, at most [`WALK_DEPTH`] folders deep and
+    /// the budget's entries and bytes.
     fn walk(&mut self, dir: &Dir, prefix: &Path) {
         if prefix.components().count() >= WALK_DEPTH {
             return;
@@ -1406,7 +1311,8 @@ impl Scan<'_> {
             }
             self.budget.0 -= 1;
             let rel = prefix.join(name);
-            let asked = self.want.get(&rel).cloned();
+            // Each path is met once: its indexes are taken out.
+            let asked = self.want.remove(&rel);
             // A regular file nobody asked for needs no `lstat`: `holds_token` opens it with no
             // link followed and reads its type and link count from the handle.
             let meta = match (ft, &asked) {
@@ -1452,7 +1358,6 @@ impl Scan<'_> {
                 }
                 for &i in idx {
                     self.nodes[i] = Some(node.clone());
-                    self.met[i] = true;
                 }
             } else if meta.as_ref().is_none_or(|m| m.is_file())
                 && ft != Some(FileType::Directory)
@@ -1487,14 +1392,10 @@ impl Scan<'_> {
     /// folder it entered: a link, a file): some folder above it was listed whole and the
     /// next name on the way was not entered, or its own folder was listed without it.
     fn absent(&self, rel: &Path) -> bool {
-        let comps: Vec<_> = rel.components().collect();
-        if comps.is_empty()
-            || !comps
-                .iter()
-                .all(|c| matches!(c, std::path::Component::Normal(_)))
-        {
+        if !walkable(rel) {
             return false;
         }
+        let comps: Vec<_> = rel.components().collect();
         let mut at = PathBuf::new();
         for (i, c) in comps.iter().enumerate() {
             if !self.listed.contains(&at) {
@@ -1692,9 +1593,9 @@ mod scenario_tests {
         assert_ne!(node(&sb.outside_unchecked()), before);
     }
 
-    #[test]
-    fn one_scan_of_the_store_answers_as_the_token_search_and_a_lookup_per_path() {
-        let setup = [
+    /// Two files (one two folders down) and a link to the outside.
+    fn small_store() -> Vec<Fs> {
+        vec![
             Fs::File {
                 path: "/memories/a.txt".into(),
                 content: "a\n".into(),
@@ -1707,6 +1608,13 @@ mod scenario_tests {
                 path: "/memories/out".into(),
                 target: LinkTo::Outside(String::new()),
             },
+        ]
+    }
+
+    #[test]
+    fn one_scan_of_the_store_answers_as_the_token_search_and_a_lookup_per_path() {
+        let mut setup = small_store();
+        setup.extend([
             Fs::HardLinkOutside {
                 path: "/memories/hard.txt".into(),
                 name: "hard-source.txt".into(),
@@ -1714,7 +1622,7 @@ mod scenario_tests {
             Fs::Fifo {
                 path: "/memories/fifo".into(),
             },
-        ];
+        ]);
         let sb = Sandbox::create_unchecked(&setup).unwrap();
         // The token copied into two store files, one of them below a folder nobody asks for.
         for p in ["/memories/d/copy.txt", "/memories/d/e/f/g.txt"] {
@@ -1743,6 +1651,7 @@ mod scenario_tests {
         ];
         let one_by_one: Vec<Option<Node>> = paths.iter().map(|p| sb.node_unchecked(p)).collect();
         let (token, nodes) = sb.scan_store_unchecked(paths);
+        // Asked or not, a file's token is found the same (read with its node, or searched).
         assert_eq!(token, sb.token_in_store_unchecked());
         assert_eq!(
             token,
@@ -1790,21 +1699,7 @@ mod scenario_tests {
     #[test]
     fn one_root_handle_reads_what_one_per_path_reads_and_a_cleared_root_is_0700() {
         use std::os::unix::fs::PermissionsExt as _;
-        let setup = [
-            Fs::File {
-                path: "/memories/a.txt".into(),
-                content: "a\n".into(),
-            },
-            Fs::File {
-                path: "/memories/d/e/b.txt".into(),
-                content: "b\n".into(),
-            },
-            Fs::Symlink {
-                path: "/memories/out".into(),
-                target: LinkTo::Outside(String::new()),
-            },
-        ];
-        let sb = Sandbox::create_unchecked(&setup).unwrap();
+        let sb = Sandbox::create_unchecked(&small_store()).unwrap();
         let paths = [
             "/memories",
             "/memories/a.txt",
@@ -1816,7 +1711,6 @@ mod scenario_tests {
             "/memories/../base/canary.txt",
         ];
         let one_by_one: Vec<Option<Node>> = paths.iter().map(|p| sb.node_unchecked(p)).collect();
-        assert_eq!(sb.nodes_unchecked(paths), one_by_one);
         assert_eq!(
             sb.scan_store_unchecked(paths),
             (Vec::<String>::new(), one_by_one.clone())
@@ -1829,7 +1723,7 @@ mod scenario_tests {
         // is one left at 0700 (the undo then skips the mkdir and chmod it would not need).
         for mode in [0o755, 0o700] {
             std::fs::set_permissions(sb.root(), std::fs::Permissions::from_mode(mode)).unwrap();
-            sb.plant_all_unchecked(&setup[..2]).unwrap();
+            sb.plant_all_unchecked(&small_store()[..2]).unwrap();
             sb.clear_store_unchecked().unwrap();
             assert_eq!(
                 sb.store_tree_unchecked().into_iter().collect::<Vec<_>>(),

@@ -183,7 +183,7 @@ pub const HUGE_FILE_READ: &str = "reads a huge file whole, with no size limit (b
 const READ_ROWS: [&str; 3] = ["bug:B17", "spec:2.1/C27", "spec:2.3/C28"];
 
 /// The slot and shape of an `unbounded-read` or `hang` finding of a case that cites a
-/// [`READ_ROWS`] row, by the hazard its detail names at its start (`attack::oracle::hazard_of`:
+/// [`READ_ROWS`] row, by the hazard its detail names at its start (`attack::oracle::hazard_at`:
 /// `step 1: hangs on a FIFO: ...`, `step 1: unbounded read of a character device: ...`); `None`
 /// otherwise (a root that is a FIFO, `bug:B10`, keeps its own rule and cause).
 fn read_slot(source: &[String], detail: &str) -> Option<(String, String)> {
@@ -197,7 +197,7 @@ fn read_slot(source: &[String], detail: &str) -> Option<(String, String)> {
 }
 
 /// What an `unbounded-read` or `hang` finding's detail says was read
-/// (`attack::oracle::hazard_of` names it at the start: `step 1: hangs on a FIFO: ...`, `step 1:
+/// (`attack::oracle::hazard_at` names it at the start: `step 1: hangs on a FIFO: ...`, `step 1:
 /// unbounded read of a character device: ...`): `"special-file"` for a FIFO, socket or
 /// character device (one flaw, no file-type check), `"huge-file"` for the planted huge file
 /// (another, no size limit), `None` when it names neither (`bug:B17`).

@@ -780,39 +780,31 @@ fn keys(j: &Judgement) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// The reference, but every `view` answers "ok" as a success (FAIL on an absent path).
-    struct ViewSaysOk(crate::target::inproc::InProcess);
+    /// The reference with one command answered otherwise: `alter` sees each input first and
+    /// answers it itself (`Some`), or leaves it to the reference (`None`).
+    struct Altered {
+        reference: crate::target::inproc::InProcess,
+        alter: Alter,
+    }
 
-    impl Target for ViewSaysOk {
-        fn describe(&self) -> String {
-            "view says ok".into()
-        }
+    /// How [`Altered`] answers an input itself.
+    type Alter = fn(
+        &mut crate::target::inproc::InProcess,
+        &serde_json::Value,
+    ) -> Option<Result<crate::protocol::ToolResult, crate::target::TargetError>>;
 
-        fn reset(
-            &mut self,
-            base: &std::path::Path,
-            root: &std::path::Path,
-        ) -> Result<(), crate::target::TargetError> {
-            self.0.reset(base, root)
-        }
-
-        fn call(
-            &mut self,
-            input: &serde_json::Value,
-        ) -> Result<crate::protocol::ToolResult, crate::target::TargetError> {
-            if input["command"] == "view" {
-                return Ok(crate::protocol::ToolResult::ok("ok"));
+    impl Altered {
+        fn new(alter: Alter) -> Altered {
+            Altered {
+                reference: crate::target::inproc::InProcess::reference(crate::text::Profile::Docs),
+                alter,
             }
-            self.0.call(input)
         }
     }
 
-    /// The reference, but a `create` of an existing file overwrites it (the overwrite branch).
-    struct Overwrites(crate::target::inproc::InProcess);
-
-    impl Target for Overwrites {
+    impl Target for Altered {
         fn describe(&self) -> String {
-            "overwrites".into()
+            "the reference, altered".into()
         }
 
         fn reset(
@@ -820,19 +812,33 @@ mod tests {
             base: &std::path::Path,
             root: &std::path::Path,
         ) -> Result<(), crate::target::TargetError> {
-            self.0.reset(base, root)
+            self.reference.reset(base, root)
         }
 
         fn call(
             &mut self,
             input: &serde_json::Value,
         ) -> Result<crate::protocol::ToolResult, crate::target::TargetError> {
-            if input["command"] == "create" {
-                let delete = serde_json::json!({"command": "delete", "path": input["path"]});
-                self.0.call(&delete)?;
-            }
-            self.0.call(input)
+            (self.alter)(&mut self.reference, input).unwrap_or_else(|| self.reference.call(input))
         }
+    }
+
+    /// Every `view` answers "ok" as a success (FAIL on an absent path).
+    fn view_says_ok() -> Altered {
+        Altered::new(|_, input| {
+            (input["command"] == "view").then(|| Ok(crate::protocol::ToolResult::ok("ok")))
+        })
+    }
+
+    /// A `create` of an existing file overwrites it (the overwrite branch).
+    fn overwrites() -> Altered {
+        Altered::new(|reference, input| {
+            if input["command"] != "create" {
+                return None;
+            }
+            let delete = serde_json::json!({"command": "delete", "path": input["path"]});
+            Some(reference.call(&delete).and_then(|_| reference.call(input)))
+        })
     }
 
     /// In black-box mode, an overwrite by the fifth command (step 10, after the checkpoint's
@@ -865,9 +871,7 @@ mod tests {
             black_box: true,
             ..Config::default()
         };
-        let mut target = Overwrites(crate::target::inproc::InProcess::reference(
-            crate::text::Profile::Docs,
-        ));
+        let mut target = overwrites();
         let mut f = Fuzzer::new(&mut target, &config, Startup::default());
         let j = f.evaluate(&seq, "t");
         assert_eq!(j.judged, Judged::NonStrict);
@@ -918,9 +922,7 @@ mod tests {
         };
         let config = Config::default();
         let shrunk = |deadline: Option<Instant>| {
-            let mut target = ViewSaysOk(crate::target::inproc::InProcess::reference(
-                crate::text::Profile::Docs,
-            ));
+            let mut target = view_says_ok();
             let mut f = Fuzzer::new(&mut target, &config, Startup::default());
             let j = f.evaluate(&seq, "t");
             let Judged::Found(cause) = j.judged.clone() else {
