@@ -61,6 +61,9 @@
  *   original stdin and stdout). So `console.log`, `process.stdout.write`, `fs.writeSync(1, ...)` and child
  *   processes with inherited stdio all end up on stderr, and reading stdin reads nothing. The launcher
  *   forwards SIGTERM, SIGINT and SIGHUP and exits with the child's status.
+ * - A call answer whose line would pass the read cap `hello` gave (`max_reply_bytes`) is sent as
+ *   `{"id": ID, "too_large": BYTES}`, so memcert grades it as over the cap without a restart; an answer
+ *   whose strings alone pass the cap is never encoded.
  * - Nothing a handler throws or rejects with ends the adapter: load errors make `hello` and `reset`
  *   answer `ok: false`; call errors become error results; an uncaught exception or unhandled rejection
  *   from a handler's background work is logged on stderr and serving goes on (the TS runner's process
@@ -495,6 +498,9 @@ class Adapter {
     this.loadError = loadError;
     this.init = init;
     this.tool = null;
+    // The read cap memcert gave in `hello` (its --max-reply-bytes), or null: a call answer whose line
+    // would be longer is sent as {id, too_large: BYTES} instead (docs/protocol.md), and the process is kept.
+    this.maxReply = null;
   }
 
   /** The build arguments for one reset: `[base_dir]`, or `--init` with its placeholders filled. */
@@ -527,6 +533,8 @@ class Adapter {
       };
     }
     if (this.loadError !== null) return { ok: false, error: this.loadError };
+    const cap = request.max_reply_bytes;
+    this.maxReply = Number.isSafeInteger(cap) && cap > 0 ? cap : null;
     const version = this.loaded.sdk.version;
     return {
       ok: true,
@@ -678,6 +686,37 @@ function encodeAnswer(answer) {
   return Buffer.from(text + '\n', 'utf8');
 }
 
+/** A lower bound on the bytes of `value` as JSON: the UTF-16 units of its strings (each is at least one byte
+ * once encoded), counted until it passes `enough`; walked with a stack, not recursion. */
+function textFloor(value, enough) {
+  let total = 0;
+  const stack = [value];
+  while (stack.length > 0 && total <= enough) {
+    const item = stack.pop();
+    if (typeof item === 'string') total += item.length;
+    else if (Array.isArray(item)) for (const v of item) stack.push(v);
+    else if (item !== null && typeof item === 'object') {
+      for (const k of Object.keys(item)) stack.push(k, item[k]);
+    }
+  }
+  return total;
+}
+
+/** `answer` as one JSON line, or, for a call answer whose line would pass `cap` bytes (the newline left out),
+ * `{id, too_large: BYTES}`: memcert grades that as an answer over its cap and keeps the process, so a handler
+ * answering a 64 MiB view is not restarted. BYTES is the line's length, or a lower bound on it when that alone
+ * passes `cap` (the answer is then never encoded). */
+function encodeWithin(answer, cap) {
+  if (cap === null || answer === null || typeof answer !== 'object' || !('content' in answer)) {
+    return encodeAnswer(answer);
+  }
+  const floor = textFloor(answer, cap);
+  if (floor > cap) return encodeAnswer({ id: answer.id, too_large: floor });
+  const line = encodeAnswer(answer);
+  if (line.length - 1 > cap) return encodeAnswer({ id: answer.id, too_large: line.length - 1 });
+  return line;
+}
+
 function openRequests(fd) {
   const stat = fs.fstatSync(fd);
   if (stat.isFIFO() || stat.isSocket()) return new net.Socket({ fd, readable: true, writable: false });
@@ -791,7 +830,7 @@ async function serve(argv) {
           answer = { ...(id === undefined ? {} : { id }), ok: false, error: `adapter failure: ${describeThrown(e)}` };
         }
       }
-      writeAll(ANSWER_FD, encodeAnswer(answer));
+      writeAll(ANSWER_FD, encodeWithin(answer, adapter.maxReply));
       if (done) break;
     }
   } catch (e) {

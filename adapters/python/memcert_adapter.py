@@ -48,6 +48,10 @@ Guarantees:
 - Content is rendered with the SDK's own functions when they are importable
   (``anthropic.lib.tools._tool_dispatch``), so the text is byte-identical to
   what the runner sends; otherwise with a copy of them.
+- A call answer whose line would pass the read cap ``hello`` gave
+  (``max_reply_bytes``) is sent as ``{"id": ID, "too_large": BYTES}``, so
+  memcert grades it as over the cap without a restart; an answer whose
+  strings alone pass the cap is never encoded.
 - No exception raised by the handler ends the adapter, not even a
   ``BaseException`` such as ``KeyboardInterrupt`` or ``SystemExit`` (the SDK
   runner would let those through and stop).
@@ -209,6 +213,38 @@ def load_encoder():
         # Lone surrogates would make the line invalid UTF-8; the SDK folds them in text, we fold them everywhere.
         return well_formed(encode(answer)).encode("utf-8") + b"\n"
 
+    return line
+
+
+def text_floor(value, enough):
+    """A lower bound on the bytes of VALUE as JSON: the characters of its strings (each is at least one
+    byte once encoded), counted until it passes ENOUGH. Walks lists and dicts with a stack, not recursion."""
+    total, stack = 0, [value]
+    while stack and total <= enough:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return total
+
+
+def encode_line_within(encode_line, answer, cap):
+    """ANSWER as one JSON line (ENCODE_LINE), or, for a call answer whose line would pass CAP bytes (the
+    newline left out), the line {"id": ID, "too_large": BYTES}: memcert grades it as an answer over its cap
+    and keeps the process, so a handler that answers a 64 MiB view is not restarted. BYTES is the line's
+    length, or a lower bound on it when that alone passes CAP (the answer is then never encoded)."""
+    if cap is None or not isinstance(answer, dict) or "content" not in answer:
+        return encode_line(answer)
+    floor = text_floor(answer, cap)
+    if floor > cap:
+        return encode_line({"id": answer.get("id"), "too_large": floor})
+    line = encode_line(answer)
+    if len(line) - 1 > cap:
+        return encode_line({"id": answer.get("id"), "too_large": len(line) - 1})
     return line
 
 
@@ -421,6 +457,9 @@ class Adapter:
             bool(self.sets) and cls is not None and not self.factory and not takes_base_path(cls)
         )
         self.load_error = load_error
+        # The read cap memcert gave in `hello` (its --max-reply-bytes), or None: an answer line longer than
+        # this is sent as {"id", "too_large": BYTES} instead (docs/protocol.md), so the process is kept.
+        self.max_reply = None
         self.instance = None
         self.loop = None
         self.result_content, self.error_content = load_renderers()
@@ -451,6 +490,8 @@ class Adapter:
             self.load_error = self.probe()
         if self.load_error is not None:
             return {"ok": False, "error": self.load_error}
+        cap = request.get("max_reply_bytes")
+        self.max_reply = cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
         sdk, runtime = runtime_names()
         return {"ok": True, "protocol": PROTOCOL, "handler": self.spec, "sdk": sdk, "runtime": runtime}
 
@@ -660,7 +701,7 @@ def main(argv=None):
         else:
             answer, done = adapter.answer(request)
         try:
-            line = encode_line(answer)
+            line = encode_line_within(encode_line, answer, adapter.max_reply)
         except Exception as exc:  # content the SDK could not have sent either (not JSON-encodable)
             line = encode_line(
                 {

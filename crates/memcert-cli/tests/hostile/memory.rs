@@ -377,3 +377,61 @@ fn memory_hostile_snap_files_are_one_line_errors_with_exit_2() {
         );
     }
 }
+
+// See: issue 14 (the Python SDK's huge-file view restarted the handler, 1.8 s of imports each
+// time): the adapter sends an over-cap answer's size alone, the case is the same FAIL, and the
+// process is kept for the cases after it.
+#[test]
+fn memory_an_adapter_that_sends_only_the_size_is_fail_b17_and_not_restarted() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_memcert"))
+        .args([
+            "certify",
+            "--python",
+            "fixtures/handlers/hostile/flood_sdk.py:FloodTool",
+            "--python-exe",
+            &super::common::python(),
+            "--jobs",
+            "1",
+            "--cases",
+            "view/dir/empty-root",
+            "--cases",
+            "view/missing",
+            "--cases",
+            "delete/missing",
+            "--report-json",
+        ])
+        .arg(&json)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cases = report["cases"].as_array().unwrap();
+    let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    // Run in this order (--jobs 1, catalog order): the huge view between the two others.
+    assert_eq!(
+        ids,
+        ["view/dir/empty-root", "view/missing", "delete/missing"]
+    );
+    let view = &cases[1];
+    assert_eq!(view["verdict"], "FAIL", "{view}");
+    assert_eq!(view["findings"][0]["kind"], "reply-too-large");
+    assert_eq!(
+        view["findings"][0]["detail"],
+        "step 1: unbounded reply: more than 33554432 bytes"
+    );
+    assert!(view["steps"][0]["reply"].is_null());
+    let process = |c: &Value| {
+        c["steps"][0]["reply"]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (before, after) = (process(&cases[0]), process(&cases[2]));
+    assert_eq!(before.len(), "process ".len() + 16, "{before}");
+    assert_eq!(before, after, "the handler was restarted after the view");
+    assert_eq!(report["summary"]["counts"]["ERROR"], 0);
+}

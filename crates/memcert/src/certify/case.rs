@@ -636,7 +636,8 @@ pub fn strings_of(v: &Value) -> Vec<String> {
 /// The read cap an answer passed, when `e` says one did (`Observation::reply_too_large`).
 fn too_large(e: &crate::target::TargetError) -> Option<usize> {
     match e {
-        crate::target::TargetError::ReplyTooLarge { limit, .. } => Some(*limit),
+        crate::target::TargetError::ReplyTooLarge { limit, .. }
+        | crate::target::TargetError::ReplyTooLargeUnsent { limit, .. } => Some(*limit),
         _ => None,
     }
 }

@@ -3,8 +3,9 @@
 //! A [`Target`] gets a fresh handler over a fresh directory before each case ([`Target::reset`])
 //! and answers commands ([`Target::call`]). A failure to get an answer is a [`TargetError`]: the
 //! case is ERROR, never FAIL, so a broken harness is told apart from a broken handler; the one
-//! exception is an answer over the read cap ([`TargetError::ReplyTooLarge`]), which the handler
-//! chose to send, and which is FAIL (`bug:B17`).
+//! exception is an answer over the read cap ([`TargetError::ReplyTooLarge`], or its size alone:
+//! [`TargetError::ReplyTooLargeUnsent`]), which the handler chose to send, and which is FAIL
+//! (`bug:B17`).
 //!
 //! - [`inproc::InProcess`]: any [`crate::handler::Handler`] built by a closure, in this process
 //!   (the built-in reference handler is one);
@@ -69,6 +70,18 @@ pub enum TargetError {
         limit: usize,
         /// The answer's first bytes (up to 200 characters), lossily decoded.
         head: String,
+    },
+    /// The handler answered a call with `{"id": ID, "too_large": bytes}` (`docs/protocol.md`):
+    /// its answer line would have been `bytes` bytes, more than the read cap `limit` it was
+    /// given in `hello`, so it sent only that size. Graded as [`TargetError::ReplyTooLarge`]
+    /// (FAIL, `bug:B17`), but the process is kept: memcert's adapters answer so, and a handler
+    /// that views a 64 MiB file is not restarted for the next case.
+    #[error("unbounded reply: more than {limit} bytes; the handler said its answer was {bytes} bytes and sent only that")]
+    ReplyTooLargeUnsent {
+        /// The read cap, in bytes.
+        limit: usize,
+        /// The length of the answer line the handler did not send, as it said (more than `limit`).
+        bytes: u64,
     },
     /// The handler read more than `limit` bytes for one call (its `/proc/<pid>/io` read count,
     /// [`Target::read_bytes`]) before it answered: memcert stopped waiting and stopped it. The

@@ -11,7 +11,10 @@
 //! [`DEFAULT_MAX_REPLY_BYTES`], 32 MiB; `--max-reply-bytes`): memcert never holds more than the
 //! cap plus one 64 KiB read of it, also for a line that never ends. A longer answer is
 //! [`TargetError::ReplyTooLarge`] (the case is FAIL, `bug:B17`, finding `reply-too-large`), its
-//! bytes are dropped, and the handler is stopped and restarted at the next reset. The pipes are
+//! bytes are dropped, and the handler is stopped and restarted at the next reset. `hello` tells
+//! the handler the cap (`max_reply_bytes`); one that answers a call with its answer's size alone,
+//! `{"id": ID, "too_large": BYTES}` (memcert's Python and Node adapters do), gets the same FAIL
+//! ([`TargetError::ReplyTooLargeUnsent`]) and is kept running. The pipes are
 //! driven by `poll(2)` from the caller's thread (`stdio/wire.rs`), so no reader thread holds
 //! answers nobody asked for.
 //!
@@ -303,7 +306,10 @@ impl Stdio {
     /// [`TargetError::Protocol`] if hello is refused, or any error of the exchange (the
     /// process is then stopped).
     pub fn greet(&mut self) -> Result<String, TargetError> {
-        let answer = self.request(&json!({"op": "hello", "protocol": PROTOCOL}), START_TIMEOUT)?;
+        // The read cap is an optional field (v1): an adapter that knows it sends the size of a
+        // longer call answer instead of the answer ([`TargetError::ReplyTooLargeUnsent`]).
+        let hello = json!({"op": "hello", "protocol": PROTOCOL, "max_reply_bytes": self.max_reply});
+        let answer = self.request(&hello, START_TIMEOUT)?;
         if answer.get("ok") != Some(&Value::Bool(true)) {
             let why = answer
                 .get("error")
@@ -360,8 +366,27 @@ impl Stdio {
     }
 
     /// The tool result in a `call` answer (or one `batch` result) for call `id`.
+    ///
+    /// An answer `{"id": id, "too_large": BYTES}` with BYTES over the read cap is
+    /// [`TargetError::ReplyTooLargeUnsent`] and keeps the process; with BYTES within the cap it
+    /// is a protocol error (the answer it stands for would have been read).
     fn call_answer(&mut self, id: &str, answer: &Value) -> Result<ToolResult, TargetError> {
         self.answered(id, answer, "call")?;
+        if let Some(size) = answer.get("too_large") {
+            return match size.as_u64() {
+                Some(bytes) if bytes > self.max_reply as u64 => {
+                    Err(TargetError::ReplyTooLargeUnsent {
+                        limit: self.max_reply,
+                        bytes,
+                    })
+                }
+                _ => Err(TargetError::Protocol(format!(
+                    "too_large is not a length over the read cap of {} bytes: {}",
+                    self.max_reply,
+                    cut(&size.to_string())
+                ))),
+            };
+        }
         let content: Content = match answer.get("content") {
             None => {
                 self.stop();
