@@ -23,9 +23,11 @@
 //!
 //! # The window
 //! [`Session::start`] adds the watches after the oracle's "before" walk and drops what the
-//! queue held; [`Session::finish`] makes and removes a file of a random name in the run folder
-//! (the end marker) after the last answer and reads the queue up to its creation: memcert's own walks (the
-//! oracle's before and after, the checks) fall outside the window and are never recorded. The
+//! queue held; [`Session::finish`] marks the queue after the last answer (the end marker: an
+//! attribute change of a file of this thread's own that has no name in any folder, watched on
+//! the same instance, so it makes and removes no file) and reads the queue up to the mark:
+//! memcert's own walks (the oracle's before and after, the checks) fall outside the window and
+//! are never recorded. The
 //! watches are removed then; a sandbox reset by undo (`certify::lane`) keeps them, and opens
 //! a new window per case ([`Session::reopen`], [`Session::close_window`]), which also says
 //! whether anything may have changed the outside (the runner then lays out a new sandbox).
@@ -50,8 +52,9 @@
 //!   a write of one is a credential read (`credential-read`, UNSAFE). Other files there are not.
 //!
 //! # Ambient authority
-//! None beyond `/proc/self/fd`: the end marker is made and removed through the run folder's
-//! handle.
+//! None beyond `/proc/self/fd` and the end marker's file: an unnamed file (`O_TMPFILE`, or
+//! made and unlinked at once where that is missing) in the scratch folder's parent, one per
+//! thread for the thread's life, which no handler can name.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -135,6 +138,10 @@ pub struct Touch {
 #[derive(Debug)]
 struct Watcher {
     fd: OwnedFd,
+    /// The end marker ([module docs](self)): a file with no name, and the watch of its
+    /// attribute changes on `fd`; `None` where it could not be had (the windows are then read
+    /// to the end of the queue).
+    mark: Option<(std::fs::File, i32)>,
 }
 
 thread_local! {
@@ -145,7 +152,28 @@ thread_local! {
 impl Watcher {
     fn new() -> io::Result<Watcher> {
         let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
-        Ok(Watcher { fd })
+        let mark = tempfile::tempfile_in(super::sandbox::default_parent())
+            .ok()
+            .and_then(|file| {
+                let wd = inotify::add_watch(&fd, proc_path(&file), WatchFlags::ATTRIB).ok()?;
+                Some((file, wd))
+            });
+        Ok(Watcher { fd, mark })
+    }
+
+    /// Queue the end marker's event now: the watch of the marker file, or `None` when there is
+    /// no marker or its attribute change failed.
+    fn mark(&self) -> Option<i32> {
+        let (file, wd) = self.mark.as_ref()?;
+        let now = rustix::fs::Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_NOW,
+        };
+        let times = rustix::fs::Timestamps {
+            last_access: now,
+            last_modification: now,
+        };
+        rustix::fs::futimens(file, &times).ok().map(|()| *wd)
     }
 
     /// Read every queued event, calling `each` with its watch, flags and name, until the queue
@@ -200,10 +228,6 @@ struct Watched {
 #[derive(Debug)]
 pub struct Session {
     wds: BTreeMap<i32, Watched>,
-    /// The name of the last end marker this session made (its removal is queued after its
-    /// window, and read with the next one): only its events are not changes
-    /// ([`Session::close_window`]).
-    marker: RefCell<std::ffi::OsString>,
     /// The store root relative to the run folder: events at or under it are dropped.
     root: PathBuf,
     /// The outside files (not decoys) a window saw opened ([`Session::opened`]).
@@ -248,7 +272,6 @@ impl Session {
             let (tops, root) = sandbox.outside_handles();
             let mut s = Session {
                 wds: BTreeMap::new(),
-                marker: RefCell::default(),
                 root,
                 opened: RefCell::default(),
             };
@@ -356,21 +379,20 @@ impl Session {
         }
     }
 
-    /// End the window: make the end marker (a file of a random name in the run folder, removed
-    /// at once), read the queue up to its creation, remove the watches. Returns what was done
-    /// outside the store, by path (sorted), each path's operations in the order first seen.
-    /// When the marker cannot be made (the handler removed or replaced the run folder), the
-    /// queue is read to its end instead: the handler's calls all returned before.
+    /// End the window: mark the queue (the end marker, [module docs](self)), read it up to the
+    /// mark, remove the watches. Returns what was done outside the store, by path (sorted),
+    /// each path's operations in the order first seen. Where there is no marker, the queue is
+    /// read to its end instead: the handler's calls all returned before.
     ///
     /// # Errors
     /// The queue overflowed: the record is incomplete.
-    pub fn finish(self, sandbox: &Sandbox) -> Result<Vec<Touch>, String> {
+    pub fn finish(self) -> Result<Vec<Touch>, String> {
         WATCHER.with(|cell| {
             let cell = cell.borrow();
             let Some(Some(w)) = cell.as_ref() else {
                 return Err("the inotify instance is gone".to_owned());
             };
-            let result = self.read_marked(w, sandbox, |_, _, _| {});
+            let result = self.read_marked(w, |_, _, _| {});
             self.remove(w);
             result
         })
@@ -378,7 +400,7 @@ impl Session {
 
     /// Open a new window on the same watches (a sandbox reset by undo keeps every outside
     /// folder and file, so its watches stay valid from one case to the next): read and drop
-    /// what the queue holds (memcert's own walks, the undo, the end marker of the last window).
+    /// what the queue holds (memcert's own walks, the undo).
     /// Returns whether any of it changed the outside ([`Session::close_window`]): something
     /// changed it between two windows.
     ///
@@ -431,18 +453,18 @@ impl Session {
 
     /// [`Session::finish`] that keeps the watches for the next window ([`Session::reopen`]),
     /// and also says whether the outside may have changed in the window: an event other than
-    /// a read, a listing or an open (the end marker's aside), an attribute change of an
+    /// a read, a listing or an open, an attribute change of an
     /// outside file included (a `chmod` through a hard link made in the store, which is not a
     /// touch). False means the outside is as it was when the window opened, which a walk
     /// would show too.
     ///
     /// # Errors
     /// As [`Session::finish`].
-    pub fn close_window(&self, sandbox: &Sandbox) -> Result<(Vec<Touch>, bool), String> {
+    pub fn close_window(&self) -> Result<(Vec<Touch>, bool), String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
             Some(Some(w)) => {
                 let mut changed = false;
-                let touched = self.read_marked(w, sandbox, |wd, flags, name| {
+                let touched = self.read_marked(w, |wd, flags, name| {
                     changed |= self.changes(wd, flags, name);
                     self.note_open(wd, flags, name);
                 })?;
@@ -479,7 +501,7 @@ impl Session {
     }
 
     /// Whether an event may have changed the outside: a change flag on a watch of this
-    /// session, not about the store root, not the end marker's.
+    /// session (the end marker's is not one), not about the store root.
     fn changes(&self, wd: i32, flags: ReadFlags, name: &OsStr) -> bool {
         // A watch the kernel dropped (IN_IGNORED: its file or folder removed, or gone with its
         // file system) no longer sees anything: as much a change as what removed it. Checked
@@ -499,10 +521,7 @@ impl Session {
         if !change {
             return false;
         }
-        let Some((watched, _)) = self.outside_path(wd, name) else {
-            return false;
-        };
-        !(watched.label.as_os_str().is_empty() && *self.marker.borrow() == name)
+        self.outside_path(wd, name).is_some()
     }
 
     /// The watch `wd` stands for and the path an event on it names (its label, joined with
@@ -527,36 +546,21 @@ impl Session {
         });
     }
 
-    /// Make the end marker and read the queue up to its creation ([`Session::finish`]), every
-    /// event read also given to `seen`; the touches, by path.
+    /// Mark the queue and read it up to the mark ([`Session::finish`]), every event read also
+    /// given to `seen`; the touches, by path.
     fn read_marked(
         &self,
         w: &Watcher,
-        sandbox: &Sandbox,
         mut seen: impl FnMut(i32, ReadFlags, &OsStr),
     ) -> Result<Vec<Touch>, String> {
-        let (tops, _) = sandbox.outside_handles();
-        let marker = format!(".memcert-watch-end-{:016x}", fastrand::u64(..));
-        *self.marker.borrow_mut() = marker.clone().into();
-        let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW;
-        let run = tops.first().map(|(_, d)| *d);
-        let marked = run.is_some_and(|run| {
-            let made = openat(
-                run,
-                &marker,
-                flags | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o600),
-            );
-            made.is_ok() && rustix::fs::unlinkat(run, &marker, rustix::fs::AtFlags::empty()).is_ok()
-        });
+        let mark = w.mark();
         let mut touched: BTreeMap<PathBuf, (Vec<Op>, bool)> = BTreeMap::new();
-        let marker_path = PathBuf::from(&marker);
         w.drain(|wd, flags, name| {
+            if mark == Some(wd) {
+                return flags.contains(ReadFlags::ATTRIB);
+            }
             seen(wd, flags, name);
             if let Some((path, op)) = self.event(wd, flags, name) {
-                if marked && path == marker_path {
-                    return op == Op::Created;
-                }
                 let decoy = self.wds.get(&wd).is_some_and(|w| w.decoy);
                 let (ops, is_decoy) = touched.entry(path).or_default();
                 *is_decoy |= decoy;
@@ -647,7 +651,7 @@ mod tests {
         std::fs::rename(sb.base().join(".tmp-x"), sb.root().join("x.md")).unwrap();
         std::fs::read(sb.root().join("hard.txt")).unwrap();
         std::fs::read_dir(sb.root()).unwrap().for_each(drop);
-        let t = s.finish(&sb).unwrap();
+        let t = s.finish().unwrap();
         assert_eq!(
             sb.outside_unchecked(),
             before,
@@ -665,7 +669,48 @@ mod tests {
         );
         // The next case on the same thread reuses the instance and starts clean.
         let s = Session::start(&sb, &[]).expect("inotify");
-        assert_eq!(s.finish(&sb).unwrap(), Vec::new());
+        assert_eq!(s.finish().unwrap(), Vec::new());
+    }
+
+    // The end marker used to be a file made and removed in the run folder, twice per case:
+    // 43% of the files a fuzz sequence made (strace), on a tmpfs whose file creation two
+    // workers share.
+    #[test]
+    fn the_end_marker_makes_and_removes_no_file_and_bounds_the_window() {
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let spy = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).unwrap();
+        let every = WatchFlags::CREATE | WatchFlags::DELETE | WatchFlags::MOVED_TO;
+        for dir in [sb.run_dir(), sb.base()] {
+            inotify::add_watch(&spy, dir, every).unwrap();
+        }
+        let s = Session::start(&sb, &[]).expect("inotify");
+        std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
+        let (t, changed) = s.close_window().unwrap();
+        assert!(!changed);
+        assert_eq!(
+            touches(&t),
+            vec![("base/outside/secret.txt".to_owned(), vec!["read"])]
+        );
+        // The marker is this thread's unnamed file: no entry made or removed in the run folder.
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 1024];
+        let mut reader = inotify::Reader::new(&spy, &mut buf);
+        assert_eq!(reader.next().err(), Some(rustix::io::Errno::AGAIN));
+        let marked = WATCHER.with(|c| {
+            c.borrow()
+                .as_ref()
+                .and_then(Option::as_ref)
+                .is_some_and(|w| w.mark.is_some())
+        });
+        assert!(marked, "the end marker could not be had");
+        // A second window reads only its own events.
+        std::fs::read(sb.base().join("canary.txt")).unwrap();
+        let (t, changed) = s.close_window().unwrap();
+        assert!(!changed);
+        assert_eq!(
+            touches(&t),
+            vec![("base/canary.txt".to_owned(), vec!["read"])]
+        );
+        s.end();
     }
 
     #[test]
@@ -677,7 +722,7 @@ mod tests {
         std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
         std::fs::read_dir(sb.base()).unwrap().for_each(drop);
         std::fs::write(sb.root().join("x.md"), "x").unwrap();
-        let (t, changed) = s.close_window(&sb).unwrap();
+        let (t, changed) = s.close_window().unwrap();
         assert!(!changed);
         assert_eq!(
             touches(&t),
@@ -686,7 +731,7 @@ mod tests {
                 ("base/outside/secret.txt".to_owned(), vec!["read"]),
             ]
         );
-        // The end marker's removal, queued after the window, is not a change.
+        // Nothing memcert did after the window is a change.
         assert_eq!(s.reopen(), Ok(false));
         // A hard link made in the store, and a chmod through it: the outside file's mode
         // changed; its folder saw nothing.
@@ -697,7 +742,7 @@ mod tests {
             std::os::unix::fs::PermissionsExt::from_mode(0o600),
         )
         .unwrap();
-        let (t, changed) = s.close_window(&sb).unwrap();
+        let (t, changed) = s.close_window().unwrap();
         assert!(changed);
         assert_eq!(touches(&t), Vec::<(String, Vec<&str>)>::new());
         // A change between two windows shows when the next one opens.
@@ -723,7 +768,7 @@ mod tests {
             .open(sb.root().join("out/secret.txt"))
             .and_then(|mut f| io::Write::write_all(&mut f, b"x"))
             .unwrap();
-        let t = s.finish(&sb).unwrap();
+        let t = s.finish().unwrap();
         assert_eq!(
             touches(&t),
             vec![

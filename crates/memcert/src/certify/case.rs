@@ -211,7 +211,7 @@ fn run_prepared(
     let reset_started = Instant::now();
     let reset = target.reset(sandbox.base(), sandbox.root());
     let took = reset_started.elapsed();
-    let mut quiet = kept_watch.is_some_and(|w| matches!(w.close_window(sandbox), Ok((_, false))));
+    let mut quiet = kept_watch.is_some_and(|w| matches!(w.close_window(), Ok((_, false))));
     // The "before" is the template the "pre-reset" is: nothing was made.
     let before_is_template = match lease.known_outside_shared() {
         Some(template) if quiet => {
@@ -290,12 +290,12 @@ fn send_watched(
         .flatten();
     send_turns(case, inputs, sandbox, target, config, obs);
     let (touched, quiet) = match (kept, opened, own) {
-        (Some(w), Some(Ok(changed_before)), _) => match w.close_window(sandbox) {
+        (Some(w), Some(Ok(changed_before)), _) => match w.close_window() {
             Ok((t, changed)) => (Some(Ok(t)), !changed_before && !changed),
             Err(why) => (Some(Err(why)), false),
         },
         (_, Some(Err(why)), _) => (Some(Err(why)), false),
-        (_, _, Some(w)) => (Some(w.finish(sandbox)), false),
+        (_, _, Some(w)) => (Some(w.finish()), false),
         _ => (None, false),
     };
     match touched {
