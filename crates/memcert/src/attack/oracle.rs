@@ -14,7 +14,10 @@
 //!   the end, a read or write through an in-store hard link); a check whose
 //!   violation the case marks UNSAFE (data inside the root destroyed through a link, spec:3/S-4, spec:3/S-5, spec:3/S-6).
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
-//!   A watch of the outside that lost events (`watch-failed`).
+//!   A watch of the outside that lost events (`watch-failed`). A store the search for the
+//!   canary token could not search whole (`store-unsearched`: more than 1 GiB of file data,
+//!   200,000 entries or 512 folders deep, the paths named): outside content copied there
+//!   would not show, so the case is never judged clean on that search.
 //! - FAIL `reply-too-large` (`bug:B17`): the last reply was longer than the read cap
 //!   ([`Observation::reply_too_large`]); it was cut, so the rest of the case is not run either.
 //! - FAIL `hang` (`bug:B17`): no answer within the time limit on a case that plants a FIFO, a
@@ -62,6 +65,10 @@ pub struct Observation {
     pub credentials: Vec<String>,
     /// Store files that hold the canary token after the run (outside content copied in).
     pub token_in_store: Vec<String>,
+    /// What the search for the token in the store did not search whole (past its bounds:
+    /// 1 GiB of file data, 200,000 entries, 512 folders deep, `Sandbox::scan_store_unchecked`):
+    /// the case is ERROR (`store-unsearched`), never judged clean on a partial search.
+    pub store_unsearched: super::sandbox::Unsearched,
     /// The strings of each step's input as sent: where a reply echoes one of them (a path that
     /// itself spells a host path), the echo is not a disclosure, anything else in the reply is.
     pub inputs: Vec<Vec<String>>,
@@ -203,10 +210,11 @@ impl Observation {
         empty_store: bool,
     ) {
         self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked().into());
-        (self.token_in_store, self.checked) = sandbox.scan_store_then_empty_unchecked(
-            case.checks.iter().map(|c| c.path.as_str()),
-            empty_store,
-        );
+        (self.token_in_store, self.checked, self.store_unsearched) = sandbox
+            .scan_store_then_empty_unchecked(
+                case.checks.iter().map(|c| c.path.as_str()),
+                empty_store,
+            );
     }
 }
 
@@ -217,7 +225,7 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Short kind: `credential-read`, `outside-read`, `host-path-disclosed`, `outside-changed`,
     /// `outside-copied`, `check`, `reply`, `no-reply`, `reply-too-large`, `no-race`, `skipped`,
-    /// `watch-failed`,
+    /// `watch-failed`, `store-unsearched`,
     /// `refused-at-start` (a PASS finding that shows the refusal).
     pub kind: String,
     /// What was seen, in words.
@@ -827,8 +835,29 @@ fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
             ),
         });
     }
+    let unsearched = &obs.store_unsearched;
+    if unsearched.total > 0 {
+        let more = unsearched.total - unsearched.first.len();
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        findings.push(Finding {
+            verdict: Verdict::Error,
+            kind: STORE_UNSEARCHED.into(),
+            detail: format!(
+                "the store held more than memcert searches for the canary token (1 GiB of file data, 200000 entries, 512 folders deep): {}{more} not searched whole; outside content copied there would not show, so the case is not judged clean",
+                unsearched.first.join(", ")
+            ),
+        });
+    }
     findings
 }
+
+/// The finding kind of a store the token search could not search whole
+/// ([`Observation::store_unsearched`]): ERROR, the case is not judged clean.
+pub const STORE_UNSEARCHED: &str = "store-unsearched";
 
 /// What the watch saw outside the store while the commands ran ([`Observation::touched`]),
 /// one finding per path, beside what the before/after comparison already shows: a path the
@@ -1294,6 +1323,33 @@ mod tests {
         let j = judge(&c, &obs, Profile::Docs, false);
         assert_eq!(j.verdict, Verdict::Unsafe);
         assert_eq!(j.findings[0].kind, "outside-copied");
+    }
+
+    #[test]
+    fn a_store_not_searched_whole_for_the_token_is_error_never_clean() {
+        let c = case("view/file/empty");
+        let mut obs = Observation {
+            replies: vec![Ok(ToolResult::ok("anything"))],
+            ..Default::default()
+        };
+        let clean = judge(&c, &obs, Profile::Docs, false).verdict;
+        assert_ne!(clean, Verdict::Error);
+        obs.store_unsearched = crate::attack::sandbox::Unsearched {
+            first: vec!["/memories/big.bin".into(), "/memories/d/d".into()],
+            total: 5,
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Error);
+        let f: Vec<_> = j
+            .findings
+            .iter()
+            .filter(|f| f.kind == STORE_UNSEARCHED)
+            .collect();
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].detail,
+            "the store held more than memcert searches for the canary token (1 GiB of file data, 200000 entries, 512 folders deep): /memories/big.bin, /memories/d/d and 3 more not searched whole; outside content copied there would not show, so the case is not judged clean"
+        );
     }
 
     #[test]
