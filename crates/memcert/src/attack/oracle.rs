@@ -11,7 +11,8 @@
 //!   input or an earlier one holds it (a fuzzer that learnt it: an echo, or a file it wrote); the host path in a
 //!   reply (disclosure, bug:B07); anything outside the root created, changed or removed (compared
 //!   before and after, and watched while the commands ran, `attack::watch`: a write undone before
-//!   the end, a read or write through an in-store hard link); a check whose
+//!   the end, a read or write through an in-store hard link; with reset by undo, a change seen
+//!   between two cases, after the last answer: [`Observation::late`]); a check whose
 //!   violation the case marks UNSAFE (data inside the root destroyed through a link, spec:3/S-4, spec:3/S-5, spec:3/S-6).
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
 //!   A watch of the outside that lost events (`watch-failed`). A store the search for the
@@ -108,6 +109,37 @@ pub struct Observation {
     /// Why the watch of the outside failed while the case ran (an overflowed event queue):
     /// the case is ERROR (`watch-failed`).
     pub watch_failed: Option<String>,
+    /// What the watches of a sandbox reset by undo saw changed outside the store between two
+    /// windows (`attack::watch::Gap`: no read, listing or open), charged to this case, each
+    /// with when ([`Late`]): UNSAFE (`outside-changed`), as a change while the commands ran.
+    pub late: Vec<(Late, super::watch::Touch)>,
+}
+
+/// When a change outside the store charged to a case ([`Observation::late`]) was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Late {
+    /// After the case's last answer, before it was judged (while memcert read the store).
+    AfterLastAnswer,
+    /// Before the case's first command, the handler's reset included: after the last answer
+    /// of the case before it on the same sandbox (its id: the change is charged to the case
+    /// that saw it, since the case before it was already reported), or, with `None`, after
+    /// this case's reset (the first case of a sandbox).
+    BeforeCommands(Option<String>),
+}
+
+impl Late {
+    /// When, in words, as a finding starts: `after the case's last answer`, ...
+    pub fn words(&self) -> String {
+        match self {
+            Late::AfterLastAnswer => "after the case's last answer".to_owned(),
+            Late::BeforeCommands(Some(id)) => format!(
+                "after the last answer of the case before it on this sandbox ({id}), before this case's commands"
+            ),
+            Late::BeforeCommands(None) => {
+                "after the handler's reset, before this case's commands".to_owned()
+            }
+        }
+    }
 }
 
 /// What one call read, as the runner measured it.
@@ -324,6 +356,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     findings.extend(outside_findings(case, obs));
     let read_shown = findings.iter().any(|f| f.kind == "outside-read");
     findings.extend(watch_findings(obs, read_shown));
+    findings.extend(late_findings(obs));
     findings.extend(check_findings(case, obs));
     if let Some(why) = &obs.refused_at_start {
         // A refusal to start goes to the application, not to the model, so a host path in it
@@ -915,6 +948,53 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
     findings
 }
 
+/// The changes outside the store seen between two windows and charged to this case
+/// ([`Observation::late`]), one finding per path and time: UNSAFE `outside-changed` (or
+/// `credential-read` for a decoy credential). A path the handler made at start-up is its own,
+/// and one seen after the last answer that the "after" walk shows changed is named once (by
+/// the comparison).
+fn late_findings(obs: &Observation) -> Vec<Finding> {
+    let changed = std::cell::OnceCell::new();
+    let changed = || changed.get_or_init(|| changed_paths(&obs.outside_before, &obs.outside_after));
+    let mut findings = Vec::new();
+    for (when, t) in &obs.late {
+        if !t.decoy && obs.startup_made.iter().any(|m| t.path.starts_with(m)) {
+            continue;
+        }
+        if *when == Late::AfterLastAnswer && changed().contains(&t.path) {
+            continue;
+        }
+        let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
+        let (kind, detail) = if t.decoy {
+            (
+                "credential-read",
+                format!(
+                    "{}, the decoy credential {} in the handler's HOME was {}",
+                    when.words(),
+                    t.path.display(),
+                    ops.join(", ")
+                ),
+            )
+        } else {
+            (
+                "outside-changed",
+                format!(
+                    "{}, outside the root, {} was {}",
+                    when.words(),
+                    t.path.display(),
+                    ops.join(", ")
+                ),
+            )
+        };
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: kind.into(),
+            detail,
+        });
+    }
+    findings
+}
+
 /// The paths whose node or mode differs between two trees, or that only one of them holds.
 fn changed_paths(before: &Tree, after: &Tree) -> std::collections::BTreeSet<std::path::PathBuf> {
     if before == after {
@@ -1186,6 +1266,78 @@ mod tests {
             "outside the root, base/escape.md was created"
         );
         assert_eq!(j.findings[1].verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn changes_seen_between_two_windows_are_unsafe_with_when_they_came() {
+        use crate::attack::watch::{Op, Touch};
+        let c = case("view/file/empty");
+        let touch = |path: &str, ops: Vec<Op>| Touch {
+            path: PathBuf::from(path),
+            ops,
+            decoy: false,
+        };
+        let mut after = Tree::new();
+        after.insert(
+            PathBuf::from("base/walked.txt"),
+            (Node::File(b"x\n".to_vec()), 0o600),
+        );
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::ok("anything"))],
+            outside_after: after.into(),
+            startup_made: vec![PathBuf::from("base/cache")],
+            late: vec![
+                (
+                    Late::AfterLastAnswer,
+                    touch("base/outside/secret.txt", vec![Op::Written]),
+                ),
+                // The "after" walk shows it: named once, by the comparison.
+                (
+                    Late::AfterLastAnswer,
+                    touch("base/walked.txt", vec![Op::Created, Op::Written]),
+                ),
+                (
+                    Late::BeforeCommands(Some("view/file/other".into())),
+                    touch("base/canary.txt", vec![Op::Deleted]),
+                ),
+                (
+                    Late::BeforeCommands(None),
+                    touch("base/new.txt", vec![Op::Created]),
+                ),
+                // Made at start-up: the handler's own.
+                (
+                    Late::BeforeCommands(None),
+                    touch("base/cache/log", vec![Op::Written]),
+                ),
+            ],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        let details: Vec<(&str, &str)> = j
+            .findings
+            .iter()
+            .filter(|f| f.kind != "reply")
+            .map(|f| (f.kind.as_str(), f.detail.as_str()))
+            .collect();
+        assert_eq!(
+            details,
+            [
+                ("outside-changed", "outside the root, base/walked.txt was created"),
+                (
+                    "outside-changed",
+                    "after the case's last answer, outside the root, base/outside/secret.txt was written"
+                ),
+                (
+                    "outside-changed",
+                    "after the last answer of the case before it on this sandbox (view/file/other), before this case's commands, outside the root, base/canary.txt was deleted"
+                ),
+                (
+                    "outside-changed",
+                    "after the handler's reset, before this case's commands, outside the root, base/new.txt was created"
+                ),
+            ]
+        );
     }
 
     #[test]
