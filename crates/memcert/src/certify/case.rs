@@ -219,8 +219,9 @@ fn run_prepared(
     let took = reset_started.elapsed();
     let reset_window = kept_watch.map(|w| w.close_window(sandbox));
     let mut quiet = matches!(&reset_window, Some(Ok((_, gap))) if !gap.changed);
-    // A change during the reset that follows a case is charged as one after that case's last
-    // answer (the first reset of a sandbox is start-up, judged once: `startup/side-effects`).
+    // A change during a reset that follows a case on this sandbox came after that case's last
+    // answer, and is charged so (the first reset of a sandbox is start-up, judged once, in
+    // `startup/side-effects`).
     if let (Some(Ok((_, gap))), Some(_)) = (reset_window, &after_case) {
         obs.late
             .extend(gap.changes.into_iter().map(|t| (before_commands(), t)));
