@@ -482,6 +482,59 @@ fn a_mapping_kept_from_an_earlier_case_and_written_later_is_unsafe_where_it_land
     assert_eq!(verdicts(&UNDO_ONE), undo);
 }
 
+// A write a handler's thread makes after the case's last answer, seen between two windows of
+// the kept watches, is charged to the next case, naming the case before it: UNSAFE.
+#[test]
+fn a_write_after_the_last_answer_is_unsafe_in_the_case_that_sees_it() {
+    let py = python();
+    let args = view_cases_of(
+        &py,
+        "fixtures/handlers/hostile/late_writer.py:LateWriterMemoryTool",
+    );
+    let cases = |how: &[&str]| -> Vec<Value> {
+        report_of("standard", how, &args)["cases"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let verdicts = |cases: &[Value]| -> Vec<(String, Vec<String>)> {
+        cases
+            .iter()
+            .map(|c| {
+                let kinds = c["findings"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|f| f["verdict"] != "PASS")
+                    .filter_map(|f| f["kind"].as_str().map(str::to_owned))
+                    .collect();
+                (c["verdict"].as_str().unwrap_or_default().to_owned(), kinds)
+            })
+            .collect()
+    };
+    // With a sandbox per case each write lands in the removed sandbox of the case before: the
+    // careful base's verdicts.
+    let fresh = verdicts(&cases(&FRESH_ONE));
+    let of = |v: &str| fresh.iter().filter(|(w, _)| w == v).count();
+    assert_eq!((fresh.len(), of("PASS"), of("NON-STRICT")), (14, 10, 4));
+    // Undone: the write of every case that ran on a kept sandbox is seen at the next case's
+    // reset and charged to it; that sandbox is then laid out anew.
+    let undone = cases(&UNDO_ONE);
+    let mut want = fresh.clone();
+    for i in (1..14).step_by(2) {
+        want[i] = ("UNSAFE".to_owned(), vec!["outside-changed".to_owned()]);
+    }
+    assert_eq!(verdicts(&undone), want);
+    let finding = &undone[1]["findings"][0]["detail"];
+    assert_eq!(
+        finding.as_str().unwrap_or_default(),
+        format!(
+            "after the last answer of the case before it on this sandbox ({}), before this case's commands, outside the root, base/outside/secret.txt was written",
+            undone[0]["id"].as_str().unwrap_or_default()
+        )
+    );
+}
+
 /// The arguments that run the Python handler `spec` (with interpreter `py`) on the
 /// `view/file/*` cases.
 fn view_cases_of<'a>(py: &'a str, spec: &'a str) -> [&'a str; 6] {

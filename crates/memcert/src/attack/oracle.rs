@@ -11,10 +11,14 @@
 //!   input or an earlier one holds it (a fuzzer that learnt it: an echo, or a file it wrote); the host path in a
 //!   reply (disclosure, bug:B07); anything outside the root created, changed or removed (compared
 //!   before and after, and watched while the commands ran, `attack::watch`: a write undone before
-//!   the end, a read or write through an in-store hard link); a check whose
+//!   the end, a read or write through an in-store hard link; with reset by undo, a change seen
+//!   between two cases, after the last answer: [`Observation::late`]); a check whose
 //!   violation the case marks UNSAFE (data inside the root destroyed through a link, spec:3/S-4, spec:3/S-5, spec:3/S-6).
 //! - ERROR: no reply (timeout, crash, non-JSON, protocol error); the rest of the case is not run.
-//!   A watch of the outside that lost events (`watch-failed`).
+//!   A watch of the outside that lost events (`watch-failed`). A store the search for the
+//!   canary token could not search whole (`store-unsearched`: more than 1 GiB of file data,
+//!   200,000 entries or 512 folders deep, the paths named): outside content copied there
+//!   would not show, so the case is never judged clean on that search.
 //! - FAIL `reply-too-large` (`bug:B17`): the last reply was longer than the read cap
 //!   ([`Observation::reply_too_large`]); it was cut, so the rest of the case is not run either.
 //! - FAIL `hang` (`bug:B17`): no answer within the time limit on a case that plants a FIFO, a
@@ -62,6 +66,10 @@ pub struct Observation {
     pub credentials: Vec<String>,
     /// Store files that hold the canary token after the run (outside content copied in).
     pub token_in_store: Vec<String>,
+    /// What the search for the token in the store did not search whole (past its bounds:
+    /// 1 GiB of file data, 200,000 entries, 512 folders deep, `Sandbox::scan_store_unchecked`):
+    /// the case is ERROR (`store-unsearched`), never judged clean on a partial search.
+    pub store_unsearched: super::sandbox::Unsearched,
     /// The strings of each step's input as sent: where a reply echoes one of them (a path that
     /// itself spells a host path), the echo is not a disclosure, anything else in the reply is.
     pub inputs: Vec<Vec<String>>,
@@ -101,6 +109,37 @@ pub struct Observation {
     /// Why the watch of the outside failed while the case ran (an overflowed event queue):
     /// the case is ERROR (`watch-failed`).
     pub watch_failed: Option<String>,
+    /// What the watches of a sandbox reset by undo saw changed outside the store between two
+    /// windows (`attack::watch::Gap`: no read, listing or open), charged to this case, each
+    /// with when ([`Late`]): UNSAFE (`outside-changed`), as a change while the commands ran.
+    pub late: Vec<(Late, super::watch::Touch)>,
+}
+
+/// When a change outside the store charged to a case ([`Observation::late`]) was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Late {
+    /// After the case's last answer, before it was judged (while memcert read the store).
+    AfterLastAnswer,
+    /// Before the case's first command, the handler's reset included: after the last answer
+    /// of the case before it on the same sandbox (its id: the change is charged to the case
+    /// that saw it, since the case before it was already reported), or, with `None`, after
+    /// this case's reset (the first case of a sandbox).
+    BeforeCommands(Option<String>),
+}
+
+impl Late {
+    /// When, in words, as a finding starts: `after the case's last answer`, ...
+    pub fn words(&self) -> String {
+        match self {
+            Late::AfterLastAnswer => "after the case's last answer".to_owned(),
+            Late::BeforeCommands(Some(id)) => format!(
+                "after the last answer of the case before it on this sandbox ({id}), before this case's commands"
+            ),
+            Late::BeforeCommands(None) => {
+                "after the handler's reset, before this case's commands".to_owned()
+            }
+        }
+    }
 }
 
 /// What one call read, as the runner measured it.
@@ -203,10 +242,11 @@ impl Observation {
         empty_store: bool,
     ) {
         self.outside_after = outside.unwrap_or_else(|| sandbox.outside_unchecked().into());
-        (self.token_in_store, self.checked) = sandbox.scan_store_then_empty_unchecked(
-            case.checks.iter().map(|c| c.path.as_str()),
-            empty_store,
-        );
+        (self.token_in_store, self.checked, self.store_unsearched) = sandbox
+            .scan_store_then_empty_unchecked(
+                case.checks.iter().map(|c| c.path.as_str()),
+                empty_store,
+            );
     }
 }
 
@@ -217,7 +257,7 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Short kind: `credential-read`, `outside-read`, `host-path-disclosed`, `outside-changed`,
     /// `outside-copied`, `check`, `reply`, `no-reply`, `reply-too-large`, `no-race`, `skipped`,
-    /// `watch-failed`,
+    /// `watch-failed`, `store-unsearched`,
     /// `refused-at-start` (a PASS finding that shows the refusal).
     pub kind: String,
     /// What was seen, in words.
@@ -316,6 +356,7 @@ pub fn judge(case: &Case, obs: &Observation, profile: Profile, strict: bool) -> 
     findings.extend(outside_findings(case, obs));
     let read_shown = findings.iter().any(|f| f.kind == "outside-read");
     findings.extend(watch_findings(obs, read_shown));
+    findings.extend(late_findings(obs));
     findings.extend(check_findings(case, obs));
     if let Some(why) = &obs.refused_at_start {
         // A refusal to start goes to the application, not to the model, so a host path in it
@@ -827,8 +868,29 @@ fn outside_findings(case: &Case, obs: &Observation) -> Vec<Finding> {
             ),
         });
     }
+    let unsearched = &obs.store_unsearched;
+    if unsearched.total > 0 {
+        let more = unsearched.total - unsearched.first.len();
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        findings.push(Finding {
+            verdict: Verdict::Error,
+            kind: STORE_UNSEARCHED.into(),
+            detail: format!(
+                "the store held more than memcert searches for the canary token (1 GiB of file data, 200000 entries, 512 folders deep): {}{more} not searched whole; outside content copied there would not show, so the case is not judged clean",
+                unsearched.first.join(", ")
+            ),
+        });
+    }
     findings
 }
+
+/// The finding kind of a store the token search could not search whole
+/// ([`Observation::store_unsearched`]): ERROR, the case is not judged clean.
+pub const STORE_UNSEARCHED: &str = "store-unsearched";
 
 /// What the watch saw outside the store while the commands ran ([`Observation::touched`]),
 /// one finding per path, beside what the before/after comparison already shows: a path the
@@ -881,6 +943,54 @@ fn watch_findings(obs: &Observation, read_shown: bool) -> Vec<Finding> {
                 t.path.display(),
                 ops.join(", ")
             ),
+        });
+    }
+    findings
+}
+
+/// The changes outside the store seen between two windows and charged to this case
+/// ([`Observation::late`]), one finding per path and time: UNSAFE `outside-changed` (or
+/// `credential-read` for a decoy credential). A path the handler made at start-up is its own,
+/// and one the before/after comparison shows changed is named once, by the comparison (a
+/// change seen after the last answer that the "after" walk came after; one made after the
+/// "before" walk and before the first command).
+fn late_findings(obs: &Observation) -> Vec<Finding> {
+    let changed = std::cell::OnceCell::new();
+    let changed = || changed.get_or_init(|| changed_paths(&obs.outside_before, &obs.outside_after));
+    let mut findings = Vec::new();
+    for (when, t) in &obs.late {
+        if !t.decoy && obs.startup_made.iter().any(|m| t.path.starts_with(m)) {
+            continue;
+        }
+        if !t.decoy && changed().contains(&t.path) {
+            continue;
+        }
+        let ops: Vec<&str> = t.ops.iter().map(|o| o.words()).collect();
+        let (kind, detail) = if t.decoy {
+            (
+                "credential-read",
+                format!(
+                    "{}, the decoy credential {} in the handler's HOME was {}",
+                    when.words(),
+                    t.path.display(),
+                    ops.join(", ")
+                ),
+            )
+        } else {
+            (
+                "outside-changed",
+                format!(
+                    "{}, outside the root, {} was {}",
+                    when.words(),
+                    t.path.display(),
+                    ops.join(", ")
+                ),
+            )
+        };
+        findings.push(Finding {
+            verdict: Verdict::Unsafe,
+            kind: kind.into(),
+            detail,
         });
     }
     findings
@@ -1160,6 +1270,78 @@ mod tests {
     }
 
     #[test]
+    fn changes_seen_between_two_windows_are_unsafe_with_when_they_came() {
+        use crate::attack::watch::{Op, Touch};
+        let c = case("view/file/empty");
+        let touch = |path: &str, ops: Vec<Op>| Touch {
+            path: PathBuf::from(path),
+            ops,
+            decoy: false,
+        };
+        let mut after = Tree::new();
+        after.insert(
+            PathBuf::from("base/walked.txt"),
+            (Node::File(b"x\n".to_vec()), 0o600),
+        );
+        let obs = Observation {
+            replies: vec![Ok(ToolResult::ok("anything"))],
+            outside_after: after.into(),
+            startup_made: vec![PathBuf::from("base/cache")],
+            late: vec![
+                (
+                    Late::AfterLastAnswer,
+                    touch("base/outside/secret.txt", vec![Op::Written]),
+                ),
+                // The "after" walk shows it: named once, by the comparison.
+                (
+                    Late::AfterLastAnswer,
+                    touch("base/walked.txt", vec![Op::Created, Op::Written]),
+                ),
+                (
+                    Late::BeforeCommands(Some("view/file/other".into())),
+                    touch("base/canary.txt", vec![Op::Deleted]),
+                ),
+                (
+                    Late::BeforeCommands(None),
+                    touch("base/new.txt", vec![Op::Created]),
+                ),
+                // Made at start-up: the handler's own.
+                (
+                    Late::BeforeCommands(None),
+                    touch("base/cache/log", vec![Op::Written]),
+                ),
+            ],
+            ..Default::default()
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Unsafe);
+        let details: Vec<(&str, &str)> = j
+            .findings
+            .iter()
+            .filter(|f| f.kind != "reply")
+            .map(|f| (f.kind.as_str(), f.detail.as_str()))
+            .collect();
+        assert_eq!(
+            details,
+            [
+                ("outside-changed", "outside the root, base/walked.txt was created"),
+                (
+                    "outside-changed",
+                    "after the case's last answer, outside the root, base/outside/secret.txt was written"
+                ),
+                (
+                    "outside-changed",
+                    "after the last answer of the case before it on this sandbox (view/file/other), before this case's commands, outside the root, base/canary.txt was deleted"
+                ),
+                (
+                    "outside-changed",
+                    "after the handler's reset, before this case's commands, outside the root, base/new.txt was created"
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn host_path_in_a_reply_is_unsafe() {
         let c = case("symlink/loop/view");
         let obs = Observation {
@@ -1294,6 +1476,33 @@ mod tests {
         let j = judge(&c, &obs, Profile::Docs, false);
         assert_eq!(j.verdict, Verdict::Unsafe);
         assert_eq!(j.findings[0].kind, "outside-copied");
+    }
+
+    #[test]
+    fn a_store_not_searched_whole_for_the_token_is_error_never_clean() {
+        let c = case("view/file/empty");
+        let mut obs = Observation {
+            replies: vec![Ok(ToolResult::ok("anything"))],
+            ..Default::default()
+        };
+        let clean = judge(&c, &obs, Profile::Docs, false).verdict;
+        assert_ne!(clean, Verdict::Error);
+        obs.store_unsearched = crate::attack::sandbox::Unsearched {
+            first: vec!["/memories/big.bin".into(), "/memories/d/d".into()],
+            total: 5,
+        };
+        let j = judge(&c, &obs, Profile::Docs, false);
+        assert_eq!(j.verdict, Verdict::Error);
+        let f: Vec<_> = j
+            .findings
+            .iter()
+            .filter(|f| f.kind == STORE_UNSEARCHED)
+            .collect();
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].detail,
+            "the store held more than memcert searches for the canary token (1 GiB of file data, 200000 entries, 512 folders deep): /memories/big.bin, /memories/d/d and 3 more not searched whole; outside content copied there would not show, so the case is not judged clean"
+        );
     }
 
     #[test]

@@ -44,7 +44,18 @@
 //! (`u+rwx` on every folder) as the folder is removed. A character device ([`Fs::CharDevice`])
 //! is made with `mknodat` (mode 0666), which needs `CAP_MKNOD`: without it the layout fails with
 //! `PermissionDenied` and the runner SKIPs the case; a sparse file ([`Fs::Sparse`]) is a new file
-//! given its length with `ftruncate`, no block written (the walks read at most 4 MiB of it).
+//! given its length with `ftruncate`, no block written (the walks keep at most 4 MiB of it, the
+//! token search skips its holes).
+//!
+//! # The canary search of the store
+//! After a case the store is searched for the token ([`Sandbox::scan_store_unchecked`]): every
+//! regular file's whole data, in bounded chunks, whatever its length or link count, but a file
+//! whose (device, inode) is one memcert wrote outside (a hard link to a canary is the outside
+//! file itself, judged by the outside comparison). Per search at most 1 GiB of data, 200,000
+//! entries and 512 folders deep are searched; what those bounds leave out is named
+//! ([`Unsearched`]) and the case is ERROR (`store-unsearched`), never clean. A file or folder
+//! the harness cannot open (mode 000, made by a case or a handler) is not searched, and not
+//! named.
 //!
 //! # Guarantees
 //! - The run folder and the alias are [`Scratch`] folders: fresh, private (0700), made in a
@@ -60,8 +71,10 @@
 //! # Non-guarantees
 //! - Handlers get host paths ([`Sandbox::base`], [`Sandbox::root`]) and resolve them
 //!   themselves; what they do is judged, not prevented.
-//! - Files are read whole: a handler that writes a huge file in the sandbox makes the walks
-//!   read it.
+//! - The walks of the outside and the checked paths keep at most 4 MiB of a file (64 MiB per
+//!   walk; a longer file is compared by its size, inode and change time); the token search of
+//!   the store reads up to 1 GiB per case: a handler that writes that much in the store makes
+//!   memcert read it (and the case ERROR past it).
 //!
 //! # Ambient authority
 //! Making the run folder opens its parent folder by host path once (`crate::scratch`); the
@@ -117,6 +130,11 @@ pub struct Sandbox {
     /// [`Sandbox::host_paths`], spelt once when the run folder is made (its path does not
     /// change; canonicalizing it again for every case cost a `readlink` per component).
     host_paths: Vec<String>,
+    /// Device and inode of every regular file memcert wrote outside the store (the canaries,
+    /// the alias's, a hard link's source), sorted: a store file that is one of them is an
+    /// outside file itself (a planted or handler-made hard link), whose changes show in the
+    /// outside diff, and is not searched for the token ([`Sandbox::scan_store_unchecked`]).
+    outside_files: std::sync::Mutex<Vec<(u64, u64)>>,
 }
 
 /// Where case sandboxes are made: `$TMPDIR` when it is set (the user's choice); otherwise
@@ -208,8 +226,20 @@ fn open_write(dir: &Dir, name: &OsStr) -> io::Result<cap_std::fs::File> {
 
 /// Write `content` to `name` in `dir` ([`open_write`]).
 fn write_at(dir: &Dir, name: impl AsRef<OsStr>, content: impl AsRef<[u8]>) -> io::Result<()> {
+    write_file_at(dir, name, content).map(drop)
+}
+
+/// [`write_at`], and the device and inode of the file written (read from its handle).
+fn write_file_at(
+    dir: &Dir,
+    name: impl AsRef<OsStr>,
+    content: impl AsRef<[u8]>,
+) -> io::Result<(u64, u64)> {
     use std::io::Write as _;
-    open_write(dir, name.as_ref())?.write_all(content.as_ref())
+    let mut f = open_write(dir, name.as_ref())?;
+    f.write_all(content.as_ref())?;
+    let meta = f.metadata()?;
+    Ok((meta.dev(), meta.ino()))
 }
 
 /// Make a folder `name` in `dir` unless one is there, and open it with no link followed.
@@ -325,6 +355,7 @@ impl Sandbox {
             token: format!("MEMCERT-CANARY-{:016x}", fastrand::u64(..)),
             temp,
             host_paths: Vec::new(),
+            outside_files: std::sync::Mutex::default(),
         };
         sb.host_paths = sb.spell_host_paths();
         // The alias goes in the temp folder next to a temp run folder, so upward paths from the
@@ -334,7 +365,9 @@ impl Sandbox {
             (true, Some(p)) => p.to_path_buf(),
             _ => default_parent().to_path_buf(),
         };
-        sb.alias = Some(make_alias(&alias_parent, &sb.host_paths(), &sb.token)?);
+        let (alias, alias_files) = make_alias(&alias_parent, &sb.host_paths(), &sb.token)?;
+        sb.alias = Some(alias);
+        sb.note_outside_files(alias_files);
         sb.make_root()?;
         sb.plant_canaries()?;
         sb.plant_all_unchecked(setup)?;
@@ -409,14 +442,28 @@ impl Sandbox {
             .collect()
     }
 
-    /// A canary named `name` in `dir`: the token, the name, a second line.
+    /// A canary named `name` in `dir`: the token, the name, a second line. Its device and
+    /// inode are noted as an outside file's (every canary is outside the store).
     fn write_canary(&self, dir: &Dir, name: &OsStr) -> io::Result<()> {
         let shown = name.to_str().unwrap_or("");
-        write_at(
+        let id = write_file_at(
             dir,
             name,
             format!("{} {shown}\nSECRET line two\n", self.token),
-        )
+        )?;
+        self.note_outside_files([id]);
+        Ok(())
+    }
+
+    /// Note `ids` (device, inode) as outside files ([`Sandbox::outside_files`]).
+    fn note_outside_files(&self, ids: impl IntoIterator<Item = (u64, u64)>) {
+        let mut known = self
+            .outside_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        known.extend(ids);
+        known.sort_unstable();
+        known.dedup();
     }
 
     /// The host path of a virtual path (`/memories/a` -> `<root>/a`); no checks, harness only.
@@ -860,8 +907,9 @@ impl Sandbox {
         (out, Path::new(&self.base_name).join(&self.root_name))
     }
 
-    /// Store files (not links) whose content holds the canary token: outside content copied
-    /// into the store. Virtual paths, sorted.
+    /// Store files (not links, not outside files' inodes) whose content holds the canary
+    /// token: outside content copied into the store. Virtual paths, sorted. What the search
+    /// could not search whole is not in it: [`Sandbox::scan_store_unchecked`] says what.
     ///
     /// # Ambient authority
     /// None: walks the store root by handle, never following links.
@@ -869,9 +917,29 @@ impl Sandbox {
         self.scan_store_unchecked([]).0
     }
 
+    /// The (device, inode) of every outside file memcert wrote, sorted
+    /// ([`Sandbox::outside_files`]).
+    fn outside_files(&self) -> Vec<(u64, u64)> {
+        self.outside_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// [`Sandbox::token_in_store_unchecked`] and [`Sandbox::node_unchecked`] of each of
     /// `vpaths` from one walk of the store (a linked root, `Fs::RootSymlink`, holds no store:
-    /// nothing is walked through it): a path whose folder the walk listed whole is answered
+    /// nothing is walked through it), and what that walk did not search whole
+    /// ([`Unsearched`]).
+    ///
+    /// The token search reads the whole data of every regular file of the store (holes
+    /// skipped with `SEEK_DATA`/`SEEK_HOLE`) in chunks of at most 1 MiB, whatever its length
+    /// or link count, but a file whose inode is one memcert wrote outside the store (a hard
+    /// link to a canary: the outside file itself, whose changes show in the outside diff); at
+    /// most [`SEARCH_BYTES`] (1 GiB) of data per walk, [`WALK_ENTRIES`] entries and
+    /// [`WALK_DEPTH`] folders deep. What is left unsearched by those bounds is named in the
+    /// third result, never reported as clean.
+    ///
+    /// A path whose folder the walk listed whole is answered
     /// from that listing (its node read as [`Sandbox::node_unchecked`] reads it, `None` when
     /// the listing lacks it or a folder above it is not a folder the walk entered); any other
     /// (the root itself, a `..`, a folder past the walk's bounds) is looked up by itself.
@@ -883,7 +951,7 @@ impl Sandbox {
     pub fn scan_store_unchecked<'v>(
         &self,
         vpaths: impl IntoIterator<Item = &'v str>,
-    ) -> (Vec<String>, Vec<Option<Node>>) {
+    ) -> (Vec<String>, Vec<Option<Node>>, Unsearched) {
         self.scan_store_then_empty_unchecked(vpaths, false)
     }
 
@@ -901,7 +969,7 @@ impl Sandbox {
         &self,
         vpaths: impl IntoIterator<Item = &'v str>,
         empty: bool,
-    ) -> (Vec<String>, Vec<Option<Node>>) {
+    ) -> (Vec<String>, Vec<Option<Node>>, Unsearched) {
         let vpaths: Vec<&str> = vpaths.into_iter().collect();
         // A path the walk cannot answer (the root, a `.` or `..`) is looked up by itself after
         // the walk: the store is then not emptied, so that the lookup sees what the case left.
@@ -909,8 +977,11 @@ impl Sandbox {
         let mut scan = Scan {
             empty,
             token: self.token.as_bytes(),
+            outside: self.outside_files(),
             found: Vec::new(),
-            budget: (WALK_ENTRIES, WALK_BYTES),
+            unsearched: Unsearched::default(),
+            budget: (WALK_ENTRIES, SEARCH_BYTES),
+            buf: Vec::new(),
             want: std::collections::HashMap::new(),
             nodes: vec![None; vpaths.len()],
             listed: std::collections::HashSet::new(),
@@ -946,7 +1017,7 @@ impl Sandbox {
                 None => self.node_in(&mut root, v),
             })
             .collect();
-        (token, nodes)
+        (token, nodes, scan.unsearched)
     }
 
     /// What is at a virtual path now (links not followed, at any component); `None` when
@@ -1032,8 +1103,13 @@ fn lexical(p: &Path) -> Option<PathBuf> {
 }
 
 /// Make the alias in `parent_dir` under a name no spelling of `secrets` is part of (a few
-/// tries), with the canaries of the token `token` where payloads aim.
-fn make_alias(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<Scratch> {
+/// tries), with the canaries of the token `token` where payloads aim; with the device and
+/// inode of each canary.
+fn make_alias(
+    parent_dir: &Path,
+    secrets: &[String],
+    token: &str,
+) -> io::Result<(Scratch, Vec<(u64, u64)>)> {
     for _ in 0..8 {
         let alias = Scratch::new_in(parent_dir, "memcert-alias-")?;
         let text = alias.path().to_string_lossy();
@@ -1046,6 +1122,7 @@ fn make_alias(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<
         let base = dir_in(alias.dir(), "base")?;
         let outside = dir_in(&base, "outside")?;
         dir_in(&base, "memories")?;
+        let mut ids = Vec::new();
         for (dir, name) in [
             (alias.dir(), "canary.txt".to_owned()),
             (&base, "canary.txt".to_owned()),
@@ -1053,9 +1130,13 @@ fn make_alias(parent_dir: &Path, secrets: &[String], token: &str) -> io::Result<
             (&outside, "secret.txt".to_owned()),
             (&outside, format!("canary-{token}.txt")),
         ] {
-            write_at(dir, &name, format!("{token} {name}\nSECRET line two\n"))?;
+            ids.push(write_file_at(
+                dir,
+                &name,
+                format!("{token} {name}\nSECRET line two\n"),
+            )?);
         }
-        return Ok(alias);
+        return Ok((alias, ids));
     }
     Err(io::Error::other("no alias name was free"))
 }
@@ -1149,38 +1230,83 @@ fn read_small(dir: &Dir, name: &OsStr, left: &mut usize) -> Vec<u8> {
     out
 }
 
+/// How many bytes of store file data one canary search of the store reads in all (1 GiB,
+/// [`Sandbox::scan_store_unchecked`]): a bound on its time. A file whose data is not all
+/// searched within it is named in the scan's [`Unsearched`], never taken as clean.
+const SEARCH_BYTES: u64 = 1 << 30;
+/// How many bytes [`holds_token`] reads at a time (its memory: this and the token's length).
+const SEARCH_CHUNK: usize = 1 << 20;
+
+/// What the token search of one store file found ([`holds_token`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Search {
+    /// The token is in its data.
+    Holds,
+    /// None of its data holds the token: all of it was searched, or it is not searched by
+    /// rule (not a regular file when opened, an outside file's inode, gone or not readable).
+    Clean,
+    /// Some of its data was not searched: the walk's byte budget ran out, or a read failed.
+    Cut,
+}
+
+/// `len` bytes of `f` from `offset` into `buf` (its length), fewer only at the file's end.
+fn read_full(f: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt as _;
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
 /// Whether the regular file `name` in `dir` holds `token` (which has no NUL byte) in its
-/// data: opened as [`read_small`] opens it, its data regions found with `SEEK_DATA` and
-/// `SEEK_HOLE` (a hole reads as zeros, which hold no token; a file system that cannot tell
-/// holes is read whole), at most [`FILE_BYTES`] and what is `left` of the walk's budget read
-/// (and taken from `left`). A 64 MiB sparse file (`Fs::Sparse`) costs two `lseek`s, not a
-/// read of 4 MiB of zeros.
-fn holds_token(dir: &Dir, name: &OsStr, token: &[u8], left: &mut usize) -> bool {
+/// data, all of it: opened as [`read_small`] opens it, its data regions found with
+/// `SEEK_DATA` and `SEEK_HOLE` (a hole reads as zeros, which hold no token; a file system
+/// that cannot tell holes is read whole), each region read in chunks of [`SEARCH_CHUNK`]
+/// bytes, the last `token.len() - 1` bytes of a chunk searched again with the next (a token
+/// across a chunk's edge is found). Every byte read is taken from `left` (the walk's
+/// budget); when it runs out before the file's data does, or a read fails, the answer is
+/// [`Search::Cut`], never [`Search::Clean`]. `buf` is the walk's read buffer (at most a
+/// chunk and a token long). A file whose (device, inode) is in `outside` (sorted) is an
+/// outside file ([`Sandbox::outside_files`]) and not searched, whatever its link count; any
+/// other regular file is. A 64 MiB sparse file (`Fs::Sparse`) costs two `lseek`s, not a
+/// read of its zeros.
+fn holds_token(
+    dir: &Dir,
+    name: &OsStr,
+    token: &[u8],
+    outside: &[(u64, u64)],
+    left: &mut u64,
+    buf: &mut Vec<u8>,
+) -> Search {
     use cap_std::fs::OpenOptionsExt as _;
     use rustix::fs::SeekFrom;
-    use std::os::unix::fs::FileExt as _;
     let mut o = OpenOptions::new();
     o.read(true).follow(FollowSymlinks::No);
     o.custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32);
     let Ok(f) = dir.open_with(name, &o) else {
-        return false;
+        return Search::Clean;
     };
     let Ok(meta) = f.metadata() else {
-        return false;
+        return Search::Clean;
     };
-    // One link only: a planted hard link is the outside file itself, whose changes show in
-    // the outside diff.
-    if !meta.is_file() || meta.nlink() != 1 || token.is_empty() {
-        return false;
+    if !meta.is_file()
+        || token.is_empty()
+        || outside.binary_search(&(meta.dev(), meta.ino())).is_ok()
+    {
+        return Search::Clean;
     }
     let f = f.into_std();
     let finder = memchr::memmem::Finder::new(token);
+    let overlap = token.len() - 1;
     let len = meta.len();
-    let mut cap = FILE_BYTES.min(*left);
     let mut pos = 0u64;
-    let mut buf = Vec::new();
-    let mut found = false;
-    while pos < len && cap > 0 && !found {
+    while pos < len {
         // A small file is one region, read with no `lseek` for holes.
         let (start, end) = if len <= SMALL_FILE {
             (0, len)
@@ -1197,28 +1323,37 @@ fn holds_token(dir: &Dir, name: &OsStr, token: &[u8], left: &mut usize) -> bool 
         if end <= start {
             break;
         }
-        // One data region, read whole (up to the cap): a token cannot span a hole.
-        let want = usize::try_from(end - start).unwrap_or(usize::MAX).min(cap);
+        // One data region, in chunks; a token cannot span a hole, so nothing is carried
+        // from one region to the next.
         buf.clear();
-        buf.resize(want, 0);
-        let mut got = 0;
-        while got < want {
-            match f.read_at(&mut buf[got..], start + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
+        let mut at = start;
+        while at < end {
+            if *left == 0 {
+                return Search::Cut;
             }
-        }
-        cap -= got;
-        *left -= got;
-        found = finder.find(&buf[..got]).is_some();
-        if got < want {
-            break;
+            let want = (end - at).min(SEARCH_CHUNK as u64).min(*left) as usize;
+            let carried = buf.len();
+            buf.resize(carried + want, 0);
+            let got = match read_full(&f, &mut buf[carried..], at) {
+                Ok(got) => got,
+                Err(_) => return Search::Cut,
+            };
+            buf.truncate(carried + got);
+            *left -= got as u64;
+            if finder.find(buf).is_some() {
+                return Search::Holds;
+            }
+            if got < want {
+                // The file ended early (it shrank since `fstat`): nothing more to search.
+                return Search::Clean;
+            }
+            at += got as u64;
+            let done = buf.len().saturating_sub(overlap);
+            buf.drain(..done);
         }
         pos = end;
     }
-    found
+    Search::Clean
 }
 
 /// Files up to this size are read whole by [`holds_token`], with no look for holes.
@@ -1274,15 +1409,51 @@ fn walkable(rel: &Path) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
+/// What a canary search of the store did not search whole ([`Sandbox::scan_store_unchecked`]):
+/// a file whose data was not all read (the search's [`SEARCH_BYTES`] spent, a read that
+/// failed), a folder not listed whole (past [`WALK_ENTRIES`] entries) or not entered (past
+/// [`WALK_DEPTH`] folders deep). Outside content copied there would not show: the oracle never
+/// takes such a store as clean (`attack::oracle`, `store-unsearched`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unsearched {
+    /// The first [`UNSEARCHED_SHOWN`] of them, virtual paths (`/memories/...`), in walk order.
+    pub first: Vec<String>,
+    /// How many there were in all (0: the store was searched whole).
+    pub total: usize,
+}
+
+/// How many paths an [`Unsearched`] keeps.
+pub const UNSEARCHED_SHOWN: usize = 8;
+
+impl Unsearched {
+    /// Note the path `rel` below the root (the root itself when empty).
+    fn note(&mut self, rel: &Path) {
+        if self.first.len() < UNSEARCHED_SHOWN {
+            self.first.push(if rel.as_os_str().is_empty() {
+                crate::vpath::ROOT.to_owned()
+            } else {
+                format!("/memories/{}", rel.display())
+            });
+        }
+        self.total += 1;
+    }
+}
+
 /// One walk of the store for [`Sandbox::scan_store_unchecked`].
 struct Scan<'t> {
     /// Remove each entry once read ([`Sandbox::scan_store_then_empty_unchecked`]).
     empty: bool,
     token: &'t [u8],
+    /// The outside files' (device, inode), sorted ([`Sandbox::outside_files`]): not searched.
+    outside: Vec<(u64, u64)>,
     /// Files holding the token, relative to the root.
     found: Vec<PathBuf>,
-    /// Entries left to look at, bytes left to read.
-    budget: (usize, usize),
+    /// What was not searched whole.
+    unsearched: Unsearched,
+    /// Entries left to look at, bytes left to read ([`SEARCH_BYTES`] at the start).
+    budget: (usize, u64),
+    /// The read buffer of [`holds_token`].
+    buf: Vec<u8>,
     /// The asked paths below the root (normal components only), each with its indexes.
     want: std::collections::HashMap<PathBuf, Vec<usize>>,
     nodes: Vec<Option<Node>>,
@@ -1293,11 +1464,13 @@ struct Scan<'t> {
 }
 
 impl Scan<'_> {
-    /// Walk `dir` (at `prefix` below the root): each file with one link searched for the token
-    /// ([`holds_token`]), each asked path's node kept, at most [`WALK_DEPTH`] folders deep and
-    /// the budget's entries and bytes.
+    /// Walk `dir` (at `prefix` below the root): each regular file but an outside file's inode
+    /// searched for the token ([`holds_token`]), each asked path's node kept, at most
+    /// [`WALK_DEPTH`] folders deep and the budget's entries and bytes. A file not searched
+    /// whole, a folder not listed whole or not entered for a bound, goes to `unsearched`.
     fn walk(&mut self, dir: &Dir, prefix: &Path) {
         if prefix.components().count() >= WALK_DEPTH {
+            self.unsearched.note(prefix);
             return;
         }
         use rustix::fs::FileType;
@@ -1314,7 +1487,7 @@ impl Scan<'_> {
             // Each path is met once: its indexes are taken out.
             let asked = self.want.remove(&rel);
             // A regular file nobody asked for needs no `lstat`: `holds_token` opens it with no
-            // link followed and reads its type and link count from the handle.
+            // link followed and reads its type, device and inode from the handle.
             let meta = match (ft, &asked) {
                 (Some(FileType::Directory | FileType::RegularFile), None) => None,
                 (None, _) | (_, Some(_)) => {
@@ -1339,31 +1512,31 @@ impl Scan<'_> {
                 let mut left = FILE_BYTES;
                 let node = node_of(dir, name, m, &mut left);
                 if let Node::File(bytes) = &node {
-                    // The token in the bytes read, unless they were cut: read it again then.
-                    if m.nlink() == 1 {
+                    // The token in the bytes read, unless they were cut: searched again then.
+                    if self.outside.binary_search(&(m.dev(), m.ino())).is_err() {
                         // Read whole only when the file is within what a read keeps (a longer
                         // one's bytes end in a cut marker, whatever their length).
                         let whole_read =
                             m.len() <= FILE_BYTES as u64 && bytes.len() as u64 == m.len();
-                        let holds = if whole_read {
-                            self.budget.1 = self.budget.1.saturating_sub(bytes.len());
-                            memchr::memmem::find(bytes, self.token).is_some()
+                        let search = if whole_read {
+                            self.budget.1 = self.budget.1.saturating_sub(bytes.len() as u64);
+                            if memchr::memmem::find(bytes, self.token).is_some() {
+                                Search::Holds
+                            } else {
+                                Search::Clean
+                            }
                         } else {
-                            holds_token(dir, name, self.token, &mut self.budget.1)
+                            self.search(dir, name)
                         };
-                        if holds {
-                            self.found.push(rel.clone());
-                        }
+                        self.found_or_cut(search, &rel);
                     }
                 }
                 for &i in idx {
                     self.nodes[i] = Some(node.clone());
                 }
-            } else if meta.as_ref().is_none_or(|m| m.is_file())
-                && ft != Some(FileType::Directory)
-                && holds_token(dir, name, self.token, &mut self.budget.1)
-            {
-                self.found.push(rel.clone());
+            } else if meta.as_ref().is_none_or(|m| m.is_file()) && ft != Some(FileType::Directory) {
+                let search = self.search(dir, name);
+                self.found_or_cut(search, &rel);
             }
             if is_dir {
                 subs.push(name.to_owned());
@@ -1374,6 +1547,8 @@ impl Scan<'_> {
         });
         if listed.is_ok() && whole {
             self.listed.insert(prefix.to_path_buf());
+        } else if !whole {
+            self.unsearched.note(prefix);
         }
         for name in subs {
             if let Ok(sub) = dir.open_dir_nofollow(&name) {
@@ -1385,6 +1560,28 @@ impl Scan<'_> {
                     let _ = dir.remove_dir(&name);
                 }
             }
+        }
+    }
+
+    /// [`holds_token`] of `name` in `dir` within the walk's budget.
+    fn search(&mut self, dir: &Dir, name: &OsStr) -> Search {
+        holds_token(
+            dir,
+            name,
+            self.token,
+            &self.outside,
+            &mut self.budget.1,
+            &mut self.buf,
+        )
+    }
+
+    /// Note the file at `rel` as one holding the token, or not searched whole, as `search`
+    /// found.
+    fn found_or_cut(&mut self, search: Search, rel: &Path) {
+        match search {
+            Search::Holds => self.found.push(rel.to_path_buf()),
+            Search::Cut => self.unsearched.note(rel),
+            Search::Clean => {}
         }
     }
 
@@ -1650,7 +1847,8 @@ mod scenario_tests {
             "/memories/a.txt",
         ];
         let one_by_one: Vec<Option<Node>> = paths.iter().map(|p| sb.node_unchecked(p)).collect();
-        let (token, nodes) = sb.scan_store_unchecked(paths);
+        let (token, nodes, unsearched) = sb.scan_store_unchecked(paths);
+        assert_eq!(unsearched, super::Unsearched::default());
         // Asked or not, a file's token is found the same (read with its node, or searched).
         assert_eq!(token, sb.token_in_store_unchecked());
         assert_eq!(
@@ -1675,7 +1873,11 @@ mod scenario_tests {
         let whole = sb.store_tree_unchecked();
         assert_eq!(
             sb.scan_store_then_empty_unchecked(paths, true),
-            (token.clone(), one_by_one.clone())
+            (
+                token.clone(),
+                one_by_one.clone(),
+                super::Unsearched::default()
+            )
         );
         assert_eq!(sb.store_tree_unchecked(), whole);
         // Asked for plain paths only, it empties the store as it goes, with the same answers.
@@ -1688,7 +1890,7 @@ mod scenario_tests {
         assert_eq!(plain.len(), 13);
         assert_eq!(
             sb.scan_store_then_empty_unchecked(plain, true),
-            (token, expected)
+            (token, expected, super::Unsearched::default())
         );
         assert_eq!(
             sb.store_tree_unchecked().into_keys().collect::<Vec<_>>(),
@@ -1713,7 +1915,11 @@ mod scenario_tests {
         let one_by_one: Vec<Option<Node>> = paths.iter().map(|p| sb.node_unchecked(p)).collect();
         assert_eq!(
             sb.scan_store_unchecked(paths),
-            (Vec::<String>::new(), one_by_one.clone())
+            (
+                Vec::<String>::new(),
+                one_by_one.clone(),
+                super::Unsearched::default()
+            )
         );
         assert_eq!(one_by_one[1], Some(Node::File(b"a\n".to_vec())));
         assert_eq!(one_by_one[3], Some(Node::File(b"b\n".to_vec())));
@@ -1803,6 +2009,94 @@ mod scenario_tests {
             Vec::<String>::new(),
             "the token file is below the cut"
         );
+        // ... and the scan says that it did not search there.
+        let (_, _, unsearched) = sb.scan_store_unchecked([]);
+        assert_eq!(
+            unsearched,
+            super::Unsearched {
+                first: vec![format!("/memories/{}", ["d"; super::WALK_DEPTH].join("/"))],
+                total: 1,
+            }
+        );
+    }
+
+    #[test]
+    fn a_hard_linked_copy_of_the_token_is_found_and_an_outside_files_inode_is_not() {
+        let setup = [Fs::HardLinkOutside {
+            path: "/memories/hard.txt".into(),
+            name: "hard-source.txt".into(),
+        }];
+        let sb = Sandbox::create_unchecked(&setup).unwrap();
+        // The token's bytes copied into a new store file, linked to a second name: two links.
+        std::fs::write(sb.root().join("copy.txt"), format!("x {} y", sb.token())).unwrap();
+        std::fs::hard_link(sb.root().join("copy.txt"), sb.root().join("copy2.txt")).unwrap();
+        // An outside canary the handler linked into the store is the outside file itself.
+        std::fs::hard_link(
+            sb.base().join("outside/secret.txt"),
+            sb.root().join("linked.txt"),
+        )
+        .unwrap();
+        let found = vec![
+            "/memories/copy.txt".to_string(),
+            "/memories/copy2.txt".to_string(),
+        ];
+        assert_eq!(sb.token_in_store_unchecked(), found);
+        // Asked for, read with its node: the same.
+        let asked = [
+            "/memories/copy2.txt",
+            "/memories/hard.txt",
+            "/memories/linked.txt",
+        ];
+        let (token, nodes, unsearched) = sb.scan_store_unchecked(asked);
+        assert_eq!(token, found);
+        assert_eq!(unsearched, super::Unsearched::default());
+        assert!(nodes.iter().all(|n| matches!(n, Some(Node::File(_)))));
+    }
+
+    #[test]
+    fn the_token_after_more_than_a_reads_cap_of_padding_or_across_a_chunks_edge_is_found() {
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let token = sb.token().as_bytes();
+        // 4 MiB of non-zero bytes, then the token: past what a node's read keeps.
+        let mut padded = vec![b'x'; super::FILE_BYTES];
+        padded.extend_from_slice(token);
+        std::fs::write(sb.root().join("padded.bin"), &padded).unwrap();
+        // The token across the edge of the first 1 MiB chunk, in a file past the cap too.
+        let mut edge = vec![b'y'; super::SEARCH_CHUNK - 5];
+        edge.extend_from_slice(token);
+        edge.resize(super::FILE_BYTES + 10, b'y');
+        std::fs::write(sb.root().join("edge.bin"), &edge).unwrap();
+        let found = vec![
+            "/memories/edge.bin".to_string(),
+            "/memories/padded.bin".to_string(),
+        ];
+        assert_eq!(sb.token_in_store_unchecked(), found);
+        let (token_found, _, unsearched) =
+            sb.scan_store_unchecked(["/memories/edge.bin", "/memories/padded.bin"]);
+        assert_eq!(token_found, found);
+        assert_eq!(unsearched, super::Unsearched::default());
+    }
+
+    #[test]
+    fn a_file_not_searched_whole_within_the_budget_is_cut_never_clean() {
+        use super::{holds_token, Search};
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let token = sb.token().as_bytes();
+        let root = sb.root_dir().unwrap();
+        let mut bytes = vec![b'z'; 200];
+        root.write("plain", &bytes).unwrap();
+        bytes.splice(10..10, token.iter().copied());
+        root.write("early", &bytes).unwrap();
+        let search = |name: &str, mut left: u64| {
+            let r = holds_token(&root, name.as_ref(), token, &[], &mut left, &mut Vec::new());
+            (r, left)
+        };
+        assert_eq!(search("plain", 200), (Search::Clean, 0));
+        assert_eq!(search("plain", 199), (Search::Cut, 0));
+        assert_eq!(search("plain", 0), (Search::Cut, 0));
+        // The token within what the budget reads: found.
+        assert_eq!(search("early", 100), (Search::Holds, 0));
+        assert_eq!(search("gone", 100), (Search::Clean, 100));
     }
 
     #[test]

@@ -33,7 +33,22 @@
 //! whether anything may have changed the outside (the runner then lays out a new sandbox).
 //! inotify does not see writes through a shared `mmap`: the held outside files that any event
 //! showed opened are read again after each case (`certify::lane`), and the outside is walked
-//! when they differ. One inotify instance per thread is made once and reused by every
+//! when they differ.
+//!
+//! # Between two windows
+//! On kept watches, what happens between one case's last answer and the next case's window is
+//! read too ([`Session::reopen_gap`], and the reset's own window): memcert's walks read and
+//! open, its undo empties the store, but only the handler creates, writes, renames or deletes
+//! outside (a thread it left running after its answer). Those changes ([`Gap::changes`]) are
+//! charged by the runner (`certify::case`, `attack::oracle::Late`): to the case that just ended
+//! when they are seen before it is judged (while memcert reads its store), else to the next
+//! case on the same sandbox, whose finding names the case before it: that one was reported
+//! already, and which process of the handler wrote is not known. Reads in a gap are not
+//! charged (memcert's own walks read), nor attribute changes seen on an outside file's own
+//! watch (memcert's unlink of an in-store hard link makes one); a change during the first
+//! reset of a sandbox is start-up (`startup/side-effects`). A sandbox whose gap showed a change
+//! is laid out anew: a write in a sandbox already removed (after a case that was not quiet, or
+//! with `--reset fresh`, where each case's sandbox goes with it) is seen by no case. One inotify instance per thread is made once and reused by every
 //! case ([`Session::start`]): making one per case is slow.
 //!
 //! # Guarantees
@@ -132,6 +147,43 @@ pub struct Touch {
     /// It is a decoy credential of the handler's HOME ([`Session::start`]): any touch of it,
     /// an open included, is a credential read.
     pub decoy: bool,
+}
+
+/// What the watches saw change outside the store in a stretch of time (between two windows,
+/// [`Session::reopen_gap`], or in one, [`Session::close_window`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gap {
+    /// An event that may have changed the outside: a change flag on a watch of the session,
+    /// not about the store root (the end marker's is not one; an attribute change of an outside file,
+    /// a watch the kernel dropped, included).
+    pub changed: bool,
+    /// Those changes as touches, by path (sorted), each path's operations in the order first
+    /// seen: creations, writes, renames, deletions, attribute changes of entries of an outside
+    /// folder. Reads, listings and opens are left out (memcert's own walks make them), and
+    /// so are attribute changes seen on an outside file's own watch (memcert's unlink of an
+    /// in-store hard link makes one), as in a window.
+    pub changes: Vec<Touch>,
+}
+
+/// Touches gathered by path, each path's operations in the order first seen, once each.
+#[derive(Default)]
+struct Touches(BTreeMap<PathBuf, (Vec<Op>, bool)>);
+
+impl Touches {
+    fn add(&mut self, path: PathBuf, op: Op, decoy: bool) {
+        let (ops, is_decoy) = self.0.entry(path).or_default();
+        *is_decoy |= decoy;
+        if !ops.contains(&op) {
+            ops.push(op);
+        }
+    }
+
+    fn into_vec(self) -> Vec<Touch> {
+        self.0
+            .into_iter()
+            .map(|(path, (ops, decoy))| Touch { path, ops, decoy })
+            .collect()
+    }
 }
 
 /// The inotify instance a thread reuses.
@@ -408,67 +460,100 @@ impl Session {
     /// The queue overflowed or cannot be read (the instance is gone): the watches are then of
     /// no use.
     pub fn reopen(&self) -> Result<bool, String> {
-        WATCHER.with(|cell| match cell.borrow().as_ref() {
-            Some(Some(w)) => {
-                let mut changed = false;
-                w.drain(|wd, flags, name| {
-                    changed |= self.changes(wd, flags, name);
-                    self.note_open(wd, flags, name);
-                    false
-                })
-                .map_err(|e| format!("watching the outside failed: {e}"))?;
-                Ok(changed)
-            }
-            _ => Err("the inotify instance is gone".to_owned()),
-        })
+        self.reopen_gap(&[]).map(|g| g.changed)
     }
 
-    /// [`Session::reopen`] where an attribute change alone (`IN_ATTRIB`, no other flag) of an
-    /// outside file in `linked` (paths relative to the run folder) is not a change: memcert's
-    /// own link or unlink of an in-store hard link to it changes its link count
-    /// (`certify::lane`, which then checks its mode against the template itself).
+    /// [`Session::reopen_gap`], whether it changed the outside alone.
     ///
     /// # Errors
     /// As [`Session::reopen`].
     pub fn reopen_linked(&self, linked: &[PathBuf]) -> Result<bool, String> {
+        self.reopen_gap(linked).map(|g| g.changed)
+    }
+
+    /// [`Session::reopen`] that returns what the queue showed changed outside since the last
+    /// window closed ([`Gap`]: a write after a case's last answer, by a thread the handler
+    /// left running, is one), where an attribute change alone (`IN_ATTRIB`, no other flag) of
+    /// an outside file in `linked` (paths relative to the run folder) is not a change:
+    /// memcert's own link or unlink of an in-store hard link to it changes its link count
+    /// (`certify::lane`, which then checks its mode against the template itself).
+    ///
+    /// # Errors
+    /// As [`Session::reopen`].
+    pub fn reopen_gap(&self, linked: &[PathBuf]) -> Result<Gap, String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
             Some(Some(w)) => {
                 let mut changed = false;
+                let mut changes = Touches::default();
                 w.drain(|wd, flags, name| {
                     let own_link = flags == ReadFlags::ATTRIB
                         && !linked.is_empty()
                         && self
                             .outside_path(wd, name)
                             .is_some_and(|(_, path)| linked.contains(&path));
-                    changed |= !own_link && self.changes(wd, flags, name);
+                    if !own_link {
+                        self.see_change(wd, flags, name, &mut changed, &mut changes);
+                    }
                     self.note_open(wd, flags, name);
                     false
                 })
                 .map_err(|e| format!("watching the outside failed: {e}"))?;
-                Ok(changed)
+                Ok(Gap {
+                    changed,
+                    changes: changes.into_vec(),
+                })
             }
             _ => Err("the inotify instance is gone".to_owned()),
         })
     }
 
+    /// Note one event for a [`Gap`]: `changed` when it may change the outside, and its touch
+    /// in `changes` when it is one a window records and not a read.
+    fn see_change(
+        &self,
+        wd: i32,
+        flags: ReadFlags,
+        name: &OsStr,
+        changed: &mut bool,
+        changes: &mut Touches,
+    ) {
+        if !self.changes(wd, flags, name) {
+            return;
+        }
+        *changed = true;
+        if let Some((path, op)) = self.event(wd, flags, name) {
+            if !op.reads() {
+                let decoy = self.wds.get(&wd).is_some_and(|w| w.decoy);
+                changes.add(path, op, decoy);
+            }
+        }
+    }
+
     /// [`Session::finish`] that keeps the watches for the next window ([`Session::reopen`]),
-    /// and also says whether the outside may have changed in the window: an event other than
-    /// a read, a listing or an open, an attribute change of an
+    /// and also says what in the window may have changed the outside ([`Gap`]): an event other
+    /// than a read, a listing or an open, an attribute change of an
     /// outside file included (a `chmod` through a hard link made in the store, which is not a
-    /// touch). False means the outside is as it was when the window opened, which a walk
-    /// would show too.
+    /// touch). `changed` false means the outside is as it was when the window opened, which a
+    /// walk would show too.
     ///
     /// # Errors
     /// As [`Session::finish`].
-    pub fn close_window(&self) -> Result<(Vec<Touch>, bool), String> {
+    pub fn close_window(&self) -> Result<(Vec<Touch>, Gap), String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
             Some(Some(w)) => {
                 let mut changed = false;
+                let mut changes = Touches::default();
                 let touched = self.read_marked(w, |wd, flags, name| {
-                    changed |= self.changes(wd, flags, name);
+                    self.see_change(wd, flags, name, &mut changed, &mut changes);
                     self.note_open(wd, flags, name);
                 })?;
-                Ok((touched, changed))
+                Ok((
+                    touched,
+                    Gap {
+                        changed,
+                        changes: changes.into_vec(),
+                    },
+                ))
             }
             _ => Err("the inotify instance is gone".to_owned()),
         })
@@ -554,7 +639,7 @@ impl Session {
         mut seen: impl FnMut(i32, ReadFlags, &OsStr),
     ) -> Result<Vec<Touch>, String> {
         let mark = w.mark();
-        let mut touched: BTreeMap<PathBuf, (Vec<Op>, bool)> = BTreeMap::new();
+        let mut touched = Touches::default();
         w.drain(|wd, flags, name| {
             if mark == Some(wd) {
                 return flags.contains(ReadFlags::ATTRIB);
@@ -562,19 +647,12 @@ impl Session {
             seen(wd, flags, name);
             if let Some((path, op)) = self.event(wd, flags, name) {
                 let decoy = self.wds.get(&wd).is_some_and(|w| w.decoy);
-                let (ops, is_decoy) = touched.entry(path).or_default();
-                *is_decoy |= decoy;
-                if !ops.contains(&op) {
-                    ops.push(op);
-                }
+                touched.add(path, op, decoy);
             }
             false
         })
         .map_err(|e| format!("watching the outside failed: {e}"))?;
-        Ok(touched
-            .into_iter()
-            .map(|(path, (ops, decoy))| Touch { path, ops, decoy })
-            .collect())
+        Ok(touched.into_vec())
     }
 
     /// The path and operation of one event, or `None` for events that are not the outside's
@@ -685,8 +763,8 @@ mod tests {
         }
         let s = Session::start(&sb, &[]).expect("inotify");
         std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
-        let (t, changed) = s.close_window().unwrap();
-        assert!(!changed);
+        let (t, gap) = s.close_window().unwrap();
+        assert_eq!(gap, Gap::default());
         assert_eq!(
             touches(&t),
             vec![("base/outside/secret.txt".to_owned(), vec!["read"])]
@@ -704,8 +782,8 @@ mod tests {
         assert!(marked, "the end marker could not be had");
         // A second window reads only its own events.
         std::fs::read(sb.base().join("canary.txt")).unwrap();
-        let (t, changed) = s.close_window().unwrap();
-        assert!(!changed);
+        let (t, gap) = s.close_window().unwrap();
+        assert_eq!(gap, Gap::default());
         assert_eq!(
             touches(&t),
             vec![("base/canary.txt".to_owned(), vec!["read"])]
@@ -722,8 +800,8 @@ mod tests {
         std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
         std::fs::read_dir(sb.base()).unwrap().for_each(drop);
         std::fs::write(sb.root().join("x.md"), "x").unwrap();
-        let (t, changed) = s.close_window().unwrap();
-        assert!(!changed);
+        let (t, gap) = s.close_window().unwrap();
+        assert_eq!(gap, Gap::default());
         assert_eq!(
             touches(&t),
             vec![
@@ -742,13 +820,30 @@ mod tests {
             std::os::unix::fs::PermissionsExt::from_mode(0o600),
         )
         .unwrap();
-        let (t, changed) = s.close_window().unwrap();
-        assert!(changed);
+        let (t, gap) = s.close_window().unwrap();
+        assert!(gap.changed);
         assert_eq!(touches(&t), Vec::<(String, Vec<&str>)>::new());
-        // A change between two windows shows when the next one opens.
+        assert_eq!(gap.changes, Vec::new(), "a file's attributes: no touch");
+        // A change between two windows shows when the next one opens, with what it was; a read
+        // or listing there (memcert's own walks) is none.
         assert_eq!(s.reopen(), Ok(false));
         std::fs::write(sb.base().join("canary.txt"), "changed").unwrap();
-        assert_eq!(s.reopen(), Ok(true));
+        std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
+        std::fs::read_dir(sb.base()).unwrap().for_each(drop);
+        std::fs::write(sb.base().join("outside/new.txt"), "new").unwrap();
+        let gap = s.reopen_gap(&[]).unwrap();
+        assert!(gap.changed);
+        assert_eq!(
+            touches(&gap.changes),
+            vec![
+                ("base/canary.txt".to_owned(), vec!["written"]),
+                (
+                    "base/outside/new.txt".to_owned(),
+                    vec!["created", "written"]
+                ),
+            ]
+        );
+        assert_eq!(s.reopen_gap(&[]), Ok(Gap::default()));
         s.end();
     }
 

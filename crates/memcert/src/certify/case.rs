@@ -11,7 +11,7 @@ use super::lane::{Lane, Lease, Reset};
 use super::race::Swapper;
 use super::snapshots::listed_unchecked;
 use super::{black_box_prelude, record, CaseRecord, Config, Snapshots};
-use crate::attack::oracle::{Observation, ReadCount};
+use crate::attack::oracle::{Late, Observation, ReadCount};
 use crate::attack::sandbox::{default_parent, tree_of, Sandbox, Tree};
 use crate::attack::watch::Session;
 use crate::scratch::Scratch;
@@ -195,6 +195,12 @@ fn run_prepared(
         }
     };
     let sandbox = lease.sandbox();
+    // What the kept watches saw changed since the last case's window closed: charged here
+    // (the case before it was reported already).
+    let after_case = lease.after_case().map(str::to_owned);
+    let before_commands = || Late::BeforeCommands(after_case.clone());
+    obs.late
+        .extend(lease.late().iter().map(|t| (before_commands(), t.clone())));
     let pre_reset = match lease.known_outside() {
         Some(template) => std::borrow::Cow::Borrowed(template),
         None => std::borrow::Cow::Owned(sandbox.outside_unchecked()),
@@ -211,7 +217,15 @@ fn run_prepared(
     let reset_started = Instant::now();
     let reset = target.reset(sandbox.base(), sandbox.root());
     let took = reset_started.elapsed();
-    let mut quiet = kept_watch.is_some_and(|w| matches!(w.close_window(), Ok((_, false))));
+    let reset_window = kept_watch.map(|w| w.close_window());
+    let mut quiet = matches!(&reset_window, Some(Ok((_, gap))) if !gap.changed);
+    // A change during a reset that follows a case on this sandbox came after that case's last
+    // answer, and is charged so (the first reset of a sandbox is start-up, judged once, in
+    // `startup/side-effects`).
+    if let (Some(Ok((_, gap))), Some(_)) = (reset_window, &after_case) {
+        obs.late
+            .extend(gap.changes.into_iter().map(|t| (before_commands(), t)));
+    }
     // The "before" is the template the "pre-reset" is: nothing was made.
     let before_is_template = match lease.known_outside_shared() {
         Some(template) if quiet => {
@@ -240,7 +254,15 @@ fn run_prepared(
             // own walks before and after are not in the window. A kept sandbox keeps its
             // watches (certify::lane): a window is opened on them, unless the reset gave the
             // handler other decoys (a restart), which a session of the case's own watches.
-            quiet &= send_watched(case, &inputs, &lease, kept_watch, target, config, &mut obs);
+            quiet &= send_watched(
+                case,
+                &inputs,
+                &lease,
+                kept_watch,
+                target,
+                config,
+                (&mut obs, &before_commands),
+            );
         }
         Err(e) => {
             quiet = false;
@@ -260,16 +282,29 @@ fn run_prepared(
     // mmap; reading the held files again does): the outside is then the "before".
     let after = (quiet && lease.files_unchanged()).then(|| obs.outside_before.clone());
     obs.after_known(sandbox, case, after, lease.is_kept());
-    lane.give_back(lease, &obs.outside_after, quiet);
+    // A change the kept watches saw after the last answer, while memcert read the store, is
+    // this case's (the walk of the outside may have been skipped, or come before it).
+    if let (true, Some(w)) = (quiet, lease.watch()) {
+        match w.reopen_gap(lease.linked()) {
+            Ok(gap) => {
+                quiet = !gap.changed;
+                obs.late
+                    .extend(gap.changes.into_iter().map(|t| (Late::AfterLastAnswer, t)));
+            }
+            Err(_) => quiet = false,
+        }
+    }
+    lane.give_back(lease, &obs.outside_after, quiet, &case.id);
     observe_watched(&mut obs, &watched(target, config), watched_before);
     record(case, &inputs, obs, config, Vec::new(), started)
 }
 
 /// Send the case's commands inside a watch window of the outside: on the kept sandbox's
 /// watches (`kept`) when they still watch the handler's decoys, else a session of the case's
-/// own. The touches (or why the watch failed) go to `obs`; returns true when the kept watches
-/// saw nothing that may change the outside from the "before" to the last answer (false for a
-/// session of the case's own, or any failure).
+/// own. The touches (or why the watch failed) go to `obs`, and what the kept watches saw
+/// changed between the reset's window and this one to its `late`, with when (`before`);
+/// returns true when the kept watches saw nothing that may change the outside from the
+/// "before" to the last answer (false for a session of the case's own, or any failure).
 fn send_watched(
     case: &Case,
     inputs: &[Value],
@@ -277,13 +312,19 @@ fn send_watched(
     kept: Option<&Session>,
     target: &mut dyn Target,
     config: &Config,
-    obs: &mut Observation,
+    (obs, before): (&mut Observation, &dyn Fn() -> Late),
 ) -> bool {
     let sandbox = lease.sandbox();
     let decoys = target.decoys();
     let kept = kept.filter(|_| lease.watches_decoys(&decoys));
     // Opening a window on the kept watches says whether anything changed since the "before".
-    let opened = kept.map(Session::reopen);
+    let opened = kept.map(|w| {
+        w.reopen_gap(&[]).map(|gap| {
+            obs.late
+                .extend(gap.changes.into_iter().map(|t| (before(), t)));
+            gap.changed
+        })
+    });
     let own = kept
         .is_none()
         .then(|| Session::start(sandbox, &decoys))
@@ -291,7 +332,7 @@ fn send_watched(
     send_turns(case, inputs, sandbox, target, config, obs);
     let (touched, quiet) = match (kept, opened, own) {
         (Some(w), Some(Ok(changed_before)), _) => match w.close_window() {
-            Ok((t, changed)) => (Some(Ok(t)), !changed_before && !changed),
+            Ok((t, gap)) => (Some(Ok(t)), !changed_before && !gap.changed),
             Err(why) => (Some(Err(why)), false),
         },
         (_, Some(Err(why)), _) => (Some(Err(why)), false),

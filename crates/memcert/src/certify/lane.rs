@@ -19,7 +19,9 @@
 //! - `--reset fresh` ([`Reset::Fresh`]), or the first case of a lane;
 //! - the last case changed anything outside the store, or its watches saw an event that may
 //!   have (even one a walk cannot see: a folder replaced by an equal copy), or after its last
-//!   answer; its watch failed or overflowed; or the undo itself failed;
+//!   answer (what such a change was is charged to the next case, [`Lease::late`], which names
+//!   the case before it: `attack::watch`, "Between two windows"); its watch failed or
+//!   overflowed; or the undo itself failed;
 //! - the case plants a file outside the store ([`Fs::HardLinkOutside`] of a name the layout
 //!   has not made: the outside would differ from the template and the new file would not be
 //!   watched): it runs in a sandbox of its own, and the kept one is dropped. A hard link to an
@@ -28,8 +30,9 @@
 //!   do not count as a change when its mode is still the template's;
 //! - the target's scratch folder or decoy credentials changed (a restarted handler).
 //!
-//! In debug builds, after each undo the whole sandbox is walked and compared with the template
-//! (`debug_assert_eq!`): a self-check of the undo, which panics in a debug build only.
+//! In debug builds, after each undo whose watches found the outside quiet the whole sandbox is
+//! walked and compared with the template (`debug_assert_eq!`): a self-check of the undo, which
+//! panics in a debug build only.
 //!
 //! # Guarantees
 //! - A case sees the sandbox a fresh layout with its setup gives, with the same canary token
@@ -50,7 +53,7 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
 use crate::attack::sandbox::{HeldFiles, Node, Sandbox, Tree};
-use crate::attack::watch::Session;
+use crate::attack::watch::{Session, Touch};
 use crate::suite::Fs;
 
 /// How the runner gets each case's sandbox (`--reset`, undocumented: for tests and
@@ -102,6 +105,8 @@ struct Kept {
     /// The outside files the store holds hard links to, planted by the last lease (paths as
     /// in `outside`): undoing it changes their link counts.
     linked: Vec<PathBuf>,
+    /// The id of the case that gave it back last ([`Lane::give_back`]).
+    last_case: Option<String>,
 }
 
 impl Kept {
@@ -124,7 +129,14 @@ impl Drop for Kept {
 
 /// A case's sandbox, from [`Lane::lease`], given back with [`Lane::give_back`].
 #[derive(Debug)]
-pub struct Lease(Held);
+pub struct Lease {
+    held: Held,
+    /// The changes outside the kept watches saw since the last case's window closed
+    /// ([`Lease::late`]).
+    late: Vec<Touch>,
+    /// The case that gave the kept sandbox back last ([`Lease::after_case`]).
+    after: Option<String>,
+}
 
 /// What a [`Lease`] holds.
 #[derive(Debug)]
@@ -138,7 +150,7 @@ enum Held {
 impl Lease {
     /// The sandbox the case runs in.
     pub fn sandbox(&self) -> &Sandbox {
-        match &self.0 {
+        match &self.held {
             Held::Kept(k) => &k.sandbox,
             Held::Fresh(s) => s,
         }
@@ -146,7 +158,7 @@ impl Lease {
 
     /// The kept sandbox, `None` for a fresh one.
     fn kept(&self) -> Option<&Kept> {
-        match &self.0 {
+        match &self.held {
             Held::Kept(k) => Some(k),
             Held::Fresh(_) => None,
         }
@@ -202,6 +214,28 @@ impl Lease {
     pub fn is_kept(&self) -> bool {
         self.kept().is_some()
     }
+
+    /// What the kept watches saw changed outside (created, written, renamed, deleted: no read,
+    /// `attack::watch::Gap`) from the last case's window to this lease (the undo and the
+    /// planting included), in the sandbox that case ran in, whether or not it is kept for this
+    /// one: a write after the last answer of [`Lease::after_case`], which was reported before
+    /// it was seen. Empty for the first case of a lane and with `--reset fresh`.
+    pub fn late(&self) -> &[Touch] {
+        &self.late
+    }
+
+    /// The id of the case that ran last on the kept sandbox this lease comes after (its
+    /// watches are the ones [`Lease::late`] read), `None` when there is none.
+    pub fn after_case(&self) -> Option<&str> {
+        self.after.as_deref()
+    }
+
+    /// The outside files this lease's setup hard-linked into the store (paths relative to the
+    /// run folder): the attribute changes of their link counts are memcert's own
+    /// ([`Session::reopen_gap`]). Empty for a fresh sandbox.
+    pub fn linked(&self) -> &[PathBuf] {
+        self.kept().map_or(&[], |k| &k.linked)
+    }
 }
 
 /// Device and inode of each decoy handle (what a kept session watches).
@@ -234,7 +268,11 @@ impl Lane {
     ) -> io::Result<Lease> {
         if self.reset == Reset::Fresh {
             self.kept = None;
-            return Ok(Lease(Held::Fresh(make(setup)?)));
+            return Ok(Lease {
+                held: Held::Fresh(make(setup)?),
+                late: Vec::new(),
+                after: None,
+            });
         }
         let sources: Vec<&str> = setup
             .iter()
@@ -248,18 +286,38 @@ impl Lane {
         // write after the last answer, memcert's undo unlinking a hard link the handler made)
         // and the decoys are the ones watched; else a new layout, with new watches. The undo
         // of the last case's own hard links changed their outside files' link counts alone.
-        let quiet = |k: &Kept| {
-            k.watch
-                .as_ref()
-                .is_some_and(|(w, at)| *at == ids && w.reopen_linked(&k.linked) == Ok(false))
-                && k.modes_as_template(&k.linked)
+        // What changed is read whether the sandbox is kept or not: it is charged to the case
+        // leased now (`Lease::late`).
+        let mut late = Vec::new();
+        let mut after = None;
+        let mut quiet = |k: &Kept| {
+            let Some((w, at)) = k.watch.as_ref() else {
+                return false;
+            };
+            let gap = w.reopen_gap(&k.linked);
+            let quiet = *at == ids && matches!(&gap, Ok(g) if !g.changed);
+            if let Ok(g) = gap {
+                late = g.changes;
+            }
+            quiet && k.modes_as_template(&k.linked)
         };
         let mut kept = match self.kept.take() {
-            Some(k) if k.parent == parent => match undo(k) {
-                Ok(k) if quiet(&k) => k,
-                _ => new_kept(parent, &make)?,
-            },
+            Some(k) if k.parent == parent => {
+                after = k.last_case.clone();
+                match undo(k) {
+                    Ok(k) if quiet(&k) => {
+                        debug_assert_undone(&k);
+                        k
+                    }
+                    _ => new_kept(parent, &make)?,
+                }
+            }
             _ => new_kept(parent, &make)?,
+        };
+        let leased = |held, late| Lease {
+            held,
+            late,
+            after: after.clone(),
         };
         kept.linked.clear();
         let linked: Vec<PathBuf> = sources
@@ -273,7 +331,7 @@ impl Lane {
             .all(|p| matches!(kept.outside.get(p), Some((Node::File(_), _))))
         {
             self.kept = None;
-            return Ok(Lease(Held::Fresh(make(setup)?)));
+            return Ok(leased(Held::Fresh(make(setup)?), late));
         }
         if kept.watch.is_none() {
             kept.watch = Session::start(&kept.sandbox, decoys).map(|w| (w, ids));
@@ -284,30 +342,35 @@ impl Lane {
             // what the watches saw of it, so the case's window opens on a quiet outside; any
             // other change, or a mode that is not the template's, and the case gets a
             // sandbox of its own.
-            let quiet = kept
-                .watch
+            let gap = kept.watch.as_ref().map(|(w, _)| w.reopen_gap(&linked));
+            let quiet = gap
                 .as_ref()
-                .is_none_or(|(w, _)| w.reopen_linked(&linked) == Ok(false))
+                .is_none_or(|g| matches!(g, Ok(g) if !g.changed))
                 && kept.modes_as_template(&linked);
+            if let Some(Ok(g)) = gap {
+                late.extend(g.changes);
+            }
             if !quiet {
                 self.kept = None;
-                return Ok(Lease(Held::Fresh(make(setup)?)));
+                return Ok(leased(Held::Fresh(make(setup)?), late));
             }
             kept.linked = linked;
         }
-        Ok(Lease(Held::Kept(Box::new(kept))))
+        Ok(leased(Held::Kept(Box::new(kept)), late))
     }
 
     /// Take back a case's sandbox: a kept one stays when the case left the outside as the
     /// template has it (`outside_after`, the oracle's walk after the case) and `quiet`: its
     /// watch worked and saw nothing that may have changed the outside, in any window of the
     /// case ([`Session::close_window`]: a folder replaced by an equal copy would leave the
-    /// watches on the old one). Anything else is removed.
-    pub fn give_back(&mut self, lease: Lease, outside_after: &Tree, quiet: bool) {
-        if let Held::Kept(k) = lease.0 {
+    /// watches on the old one). Anything else is removed. `case` is the id of the case that
+    /// ran in it: the next lease names it ([`Lease::after_case`]).
+    pub fn give_back(&mut self, lease: Lease, outside_after: &Tree, quiet: bool, case: &str) {
+        if let Held::Kept(mut k) = lease.held {
             // The runner's "after" is the template itself when nothing changed.
             let same = std::ptr::eq(outside_after, &*k.outside) || *outside_after == *k.outside;
             if quiet && k.watch.is_some() && same {
+                k.last_case = Some(case.to_owned());
                 self.kept = Some(*k);
             }
         }
@@ -329,17 +392,25 @@ fn new_kept(
         parent: parent.to_path_buf(),
         watch: None,
         linked: Vec::new(),
+        last_case: None,
     })
 }
 
 /// The kept sandbox put back as its layout left it: the store emptied (a kept sandbox has
-/// always been leased, so its store holds the last case's files). In debug builds, the whole
-/// sandbox is walked and compared with the template.
+/// always been leased, so its store holds the last case's files).
 ///
 /// # Errors
 /// Emptying the store failed.
 fn undo(k: Kept) -> io::Result<Kept> {
     k.sandbox.clear_store_unchecked()?;
+    Ok(k)
+}
+
+/// In debug builds, the whole undone sandbox walked and compared with the template: a
+/// self-check of the undo, made only once the watches found the outside quiet since the last
+/// window (a handler's write after its last answer is a change the lease handles, not a fault
+/// of the undo).
+fn debug_assert_undone(k: &Kept) {
     debug_assert_eq!(
         (
             k.sandbox.outside_unchecked(),
@@ -348,7 +419,6 @@ fn undo(k: Kept) -> io::Result<Kept> {
         ((*k.outside).clone(), k.store.clone()),
         "the sandbox after undo is not the one a fresh layout gives"
     );
-    Ok(k)
 }
 
 #[cfg(test)]
@@ -388,7 +458,7 @@ mod tests {
         assert_eq!(lease.known_outside(), Some(&before));
         // The handler adds a file; the outside is as it was.
         std::fs::write(lease.sandbox().root().join("new.md"), "x").unwrap();
-        lane.give_back(lease, &before, true);
+        lane.give_back(lease, &before, true, "a");
         // The next case: the same run folder, only its own setup in the store.
         let next = [Fs::RootFifo];
         let lease = lane.lease(&parent(), &next, &[], make).unwrap();
@@ -400,7 +470,7 @@ mod tests {
             Some(&crate::attack::sandbox::Node::Other)
         );
         let outside = lease.sandbox().outside_unchecked();
-        lane.give_back(lease, &outside, true);
+        lane.give_back(lease, &outside, true, "a");
         // And after a FIFO root, a plain empty store again.
         let lease = lane.lease(&parent(), &[], &[], make).unwrap();
         assert_eq!(lease.sandbox().run_dir(), run);
@@ -425,7 +495,7 @@ mod tests {
         let lease = lane.lease(&parent(), &[], &[], make).unwrap();
         let run = lease.sandbox().run_dir().to_path_buf();
         let outside = lease.sandbox().outside_unchecked();
-        lane.give_back(lease, &outside, true);
+        lane.give_back(lease, &outside, true, "a");
         let hard = [Fs::HardLinkOutside {
             path: "/memories/hard.txt".into(),
             name: "hard-source.txt".into(),
@@ -441,7 +511,7 @@ mod tests {
         assert_eq!(lease.known_outside(), Some(&outside));
         let after = lease.sandbox().outside_unchecked();
         assert_eq!(after, outside);
-        lane.give_back(lease, &after, true);
+        lane.give_back(lease, &after, true, "a");
         // The undo unlinks it: the same sandbox again.
         let lease = lane.lease(&parent(), &hard, &[], make).unwrap();
         assert!(lease.is_kept());
@@ -450,7 +520,7 @@ mod tests {
         // of a linked file, which the watches forgive and the mode check does not.
         let link = lease.sandbox().root().join("hard.txt");
         let mode = std::fs::symlink_metadata(&link).unwrap().mode() & 0o777;
-        let Held::Kept(k) = &lease.0 else {
+        let Held::Kept(k) = &lease.held else {
             panic!("a kept lease")
         };
         assert!(k.modes_as_template(&k.linked));
@@ -465,6 +535,45 @@ mod tests {
         drop(lease);
     }
 
+    /// A write outside after the last case's window closed is handed to the next lease, with
+    /// the case that ran before it; that lease gets a new sandbox, and the one after it nothing.
+    #[test]
+    fn a_change_between_two_cases_goes_to_the_next_lease_with_the_case_before_it() {
+        use crate::attack::watch::{Op, Touch};
+        let mut lane = Lane::default();
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        assert_eq!((lease.late(), lease.after_case()), (&[][..], None));
+        let run = lease.sandbox().run_dir().to_path_buf();
+        let outside = lease.sandbox().outside_unchecked();
+        let w = lease.watch().unwrap();
+        assert_eq!(w.reopen(), Ok(false));
+        w.close_window().unwrap();
+        let secret = lease.sandbox().base().join("outside/secret.txt");
+        lane.give_back(lease, &outside, true, "view/file/one");
+        // The handler's thread, after the answer.
+        std::fs::write(&secret, "late\n").unwrap();
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        assert_eq!(
+            (lease.late(), lease.after_case()),
+            (
+                &[Touch {
+                    path: PathBuf::from("base/outside/secret.txt"),
+                    ops: vec![Op::Written],
+                    decoy: false,
+                }][..],
+                Some("view/file/one")
+            )
+        );
+        assert_ne!(lease.sandbox().run_dir(), run, "a new layout");
+        let outside = lease.sandbox().outside_unchecked();
+        lane.give_back(lease, &outside, true, "view/file/two");
+        let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        assert_eq!(
+            (lease.late(), lease.after_case()),
+            (&[][..], Some("view/file/two"))
+        );
+    }
+
     #[test]
     fn a_changed_outside_a_failed_watch_fresh_mode_and_an_outside_plant_get_a_new_sandbox() {
         let mut lane = Lane::default();
@@ -472,18 +581,18 @@ mod tests {
         let first = lease.sandbox().run_dir().to_path_buf();
         std::fs::write(lease.sandbox().base().join("outside/new.txt"), "x").unwrap();
         let after = lease.sandbox().outside_unchecked();
-        lane.give_back(lease, &after, true);
+        lane.give_back(lease, &after, true, "a");
         let lease = lane.lease(&parent(), &[], &[], make).unwrap();
         let second = lease.sandbox().run_dir().to_path_buf();
         assert_ne!(second, first);
         assert!(!first.exists(), "the changed sandbox is removed");
         let after = lease.sandbox().outside_unchecked();
-        lane.give_back(lease, &after, false);
+        lane.give_back(lease, &after, false, "a");
         let lease = lane.lease(&parent(), &[], &[], make).unwrap();
         assert_ne!(lease.sandbox().run_dir(), second);
         let third = lease.sandbox().run_dir().to_path_buf();
         let after = lease.sandbox().outside_unchecked();
-        lane.give_back(lease, &after, true);
+        lane.give_back(lease, &after, true, "a");
         let hard = [Fs::HardLinkOutside {
             path: "/memories/h.txt".into(),
             name: "other.txt".into(),
