@@ -581,9 +581,9 @@ fn paths(input: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// The planted names that are links, FIFOs or hard links (a handler may follow or read them;
-/// the model refuses).
-fn through_hazard(path: &str, hazards: &[&str]) -> bool {
+/// The names that are links, FIFOs, hard links or the huge file (a handler may follow or read
+/// them; the model refuses), where `model` holds them now ([`hazards_in`]).
+fn through_hazard(path: &str, hazards: &[String]) -> bool {
     hazards
         .iter()
         .any(|h| path == *h || path.starts_with(&format!("{h}/")))
@@ -592,7 +592,7 @@ fn through_hazard(path: &str, hazards: &[&str]) -> bool {
 /// The other acceptable replies to a step whose model outcome is `o`. See the
 /// [module docs](self).
 /// `twin`: how the command meets a lossy twin ([`twin_of`]).
-fn others(o: &Outcome, input: &Value, hazards: &[&str], twin: Twin) -> Vec<(Reply, Branch)> {
+fn others(o: &Outcome, input: &Value, hazards: &[String], twin: Twin) -> Vec<(Reply, Branch)> {
     let names = paths(input);
     let mut v = Vec::new();
     // A name that differs from one already there only by case may be refused by a store whose
@@ -672,12 +672,11 @@ fn note(b: Branch, reply: &Reply) -> &'static str {
 }
 
 /// The setup and model entries of `seq`'s layout ([`LAYOUT`] and the search's own hazards),
-/// planted in `model`, and the planted hazards' paths; nothing in black-box mode.
-fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> (Vec<Fs>, Vec<&'static str>) {
+/// planted in `model`; nothing in black-box mode.
+fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> Vec<Fs> {
     let mut setup = Vec::new();
-    let mut hazards = Vec::new();
     if black_box {
-        return (setup, hazards);
+        return setup;
     }
     let items = LAYOUT
         .iter()
@@ -691,14 +690,24 @@ fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> (Vec<Fs>, Vec<
                 .flat_map(extra),
         );
     for (fs, path, entry) in items {
-        if !matches!(entry, Entry::File(_) | Entry::Dir(_)) {
-            hazards.push(path);
-        }
         if model.plant(path, entry).is_ok() {
             setup.push(fs);
         }
     }
-    (setup, hazards)
+    setup
+}
+
+/// The `/memories/...` paths of the entries of `model` that are not plain files or folders
+/// (links, FIFOs, hard-linked files, the huge sparse file): where the layout planted them, or
+/// where a rename has moved them since (a listing of the folder a hard link was renamed into
+/// may show it).
+fn hazards_in(model: &Model) -> Vec<String> {
+    model
+        .paths()
+        .into_iter()
+        .filter(|(_, e)| !matches!(e, Entry::File(_) | Entry::Dir(_)))
+        .map(|(p, _)| format!("/memories/{}", p.to_string_lossy()))
+        .collect()
 }
 
 /// A black-box checkpoint ([`CHECKPOINT_EVERY`]): a view of each folder and plain file
@@ -715,7 +724,7 @@ fn lay_out(seq: &Sequence, black_box: bool, model: &mut Model) -> (Vec<Fs>, Vec<
 /// compared, dot-names and `node_modules` as the documented listing leaves them out.
 fn checkpoint(
     model: &mut Model,
-    hazards: &[&str],
+    hazards: &[String],
     left: (&[Left], bool),
     after: &str,
     plan: (&mut Vec<Step>, &mut Vec<StepPlan>, &mut Vec<Option<usize>>),
@@ -785,7 +794,8 @@ pub fn plan(
     black_box: bool,
 ) -> Plan {
     let mut model = Model::new(profile, Options::default(), DirSizes::Tmpfs);
-    let (setup, hazards) = lay_out(seq, black_box, &mut model);
+    let setup = lay_out(seq, black_box, &mut model);
+    let mut hazards = hazards_in(&model);
     let mut steps = Vec::new();
     let mut plans = Vec::new();
     let mut commands: Vec<Option<usize>> = Vec::new();
@@ -838,6 +848,11 @@ pub fn plan(
             _ => {}
         }
         let others = others(&outcome, &input, &hazards, twin);
+        // A rename moves a hazard (or the folder it is in), a delete removes one, a create
+        // over the huge file replaces it: the next commands meet them where they are now.
+        if !hazards.is_empty() && input.get("command").and_then(Value::as_str) != Some("view") {
+            hazards = hazards_in(&model);
+        }
         let mut accept = vec![if outcome.is_error() && filled_in(&input) {
             // The handler gets the path with the host path filled in, which the model's words
             // cannot name: any refusal is its answer (as `certify` grades these payloads).
@@ -1353,6 +1368,44 @@ mod tests {
             Reply::Exact(Outcome::ViewNotFound {
                 path: "/memories/x".into()
             })
+        );
+    }
+
+    /// A hard-linked file renamed into a new folder is still one a listing may show (the
+    /// reference leaves it out): the view of that folder accepts a listing that shows it.
+    /// Found by 10 minutes of `memcert fuzz` on `careful/reworded` (sequence 382,316).
+    #[test]
+    fn a_hazard_renamed_elsewhere_may_be_listed_where_it_went() {
+        let seq = Sequence {
+            layout: 1 << 8,
+            profile: 0,
+            commands: vec![
+                CommandSpec::Rename {
+                    old: PathSpec::raw("/memories/hard.txt"),
+                    new: PathSpec::raw("/memories/new/fifo"),
+                },
+                CommandSpec::View {
+                    path: PathSpec::raw("/memories/new"),
+                    range: None,
+                },
+                CommandSpec::View {
+                    path: PathSpec::raw("/memories"),
+                    range: None,
+                },
+            ],
+        };
+        let p = plan(&seq, &[], Profile::Docs, "t", false);
+        assert_eq!(p.steps[0].outcome.kind(), OutcomeKind::Renamed);
+        assert_eq!(p.steps[1].others, vec![(Reply::AnySuccess, Branch::Model)]);
+        // Two levels down from the root: the root's listing may show it too.
+        assert_eq!(p.steps[2].others, vec![(Reply::AnySuccess, Branch::Model)]);
+        let Outcome::ViewDir { entries, .. } = &p.steps[1].outcome else {
+            panic!("{:?}", p.steps[1].outcome)
+        };
+        assert_eq!(
+            entries,
+            &Vec::new(),
+            "the reference lists no hard-linked file"
         );
     }
 
