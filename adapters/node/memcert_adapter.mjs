@@ -686,8 +686,10 @@ function encodeAnswer(answer) {
   return Buffer.from(text + '\n', 'utf8');
 }
 
-/** A lower bound on the bytes of `value` as JSON: the UTF-16 units of its strings (each is at least one byte
- * once encoded), counted until it passes `enough`; walked with a stack, not recursion. */
+/** A lower bound on the bytes of `value` as JSON: the UTF-16 units of the strings in its arrays and plain
+ * objects' values (each is at least one byte once encoded), counted until it passes `enough`; walked with a
+ * stack, not recursion. Keys are not counted, nor anything in an object with a `toJSON` method (JSON.stringify
+ * writes what that returns), so the bound never passes what JSON.stringify writes. */
 function textFloor(value, enough) {
   let total = 0;
   const stack = [value];
@@ -695,8 +697,8 @@ function textFloor(value, enough) {
     const item = stack.pop();
     if (typeof item === 'string') total += item.length;
     else if (Array.isArray(item)) for (const v of item) stack.push(v);
-    else if (item !== null && typeof item === 'object') {
-      for (const k of Object.keys(item)) stack.push(k, item[k]);
+    else if (item !== null && typeof item === 'object' && typeof item.toJSON !== 'function') {
+      for (const k of Object.keys(item)) stack.push(item[k]);
     }
   }
   return total;

@@ -69,7 +69,11 @@
 //! # Ambient authority
 //! None beyond `/proc/self/fd` and the end marker's file: an unnamed file (`O_TMPFILE`, or
 //! made and unlinked at once where that is missing) in the scratch folder's parent, one per
-//! thread for the thread's life, which no handler can name.
+//! thread for the thread's life, which no handler can name. Its one other way in,
+//! `/proc/<memcert>/fd/N`, is closed: memcert makes itself not dumpable (`PR_SET_DUMPABLE` 0)
+//! with its first watcher, so only a process that may ptrace it (root, `CAP_SYS_PTRACE`),
+//! which could do anything to memcert anyway, can touch the marker. Where memcert cannot make
+//! itself so, it makes no marker and reads each window to the end of the queue.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -194,6 +198,10 @@ struct Watcher {
     /// attribute changes on `fd`; `None` where it could not be had (the windows are then read
     /// to the end of the queue).
     mark: Option<(std::fs::File, i32)>,
+    /// Events read from `fd` after the one a [`Watcher::drain`] stopped at (the kernel hands
+    /// them over in one read): the next drain takes them first, so nothing queued after an end
+    /// marker is lost.
+    pending: RefCell<std::collections::VecDeque<(i32, ReadFlags, std::ffi::OsString)>>,
 }
 
 thread_local! {
@@ -204,13 +212,25 @@ thread_local! {
 impl Watcher {
     fn new() -> io::Result<Watcher> {
         let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
-        let mark = tempfile::tempfile_in(super::sandbox::default_parent())
-            .ok()
-            .and_then(|file| {
-                let wd = inotify::add_watch(&fd, proc_path(&file), WatchFlags::ATTRIB).ok()?;
-                Some((file, wd))
-            });
-        Ok(Watcher { fd, mark })
+        // The marker has no name, but `/proc/<memcert>/fd/N` reaches it: another process of
+        // the same user (an uncontained handler's) could touch it and end a window early.
+        // Not dumpable, memcert's `/proc` entries are root's, and that path is closed to
+        // processes that may not ptrace it. Handlers memcert starts are dumpable again from
+        // their fork on (`contain::spawn`), as before; an `exec` makes them so anyway.
+        // Without that, no marker: the windows are read to the end of the queue.
+        let mark =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+                .ok()
+                .and_then(|()| tempfile::tempfile_in(super::sandbox::default_parent()).ok())
+                .and_then(|file| {
+                    let wd = inotify::add_watch(&fd, proc_path(&file), WatchFlags::ATTRIB).ok()?;
+                    Some((file, wd))
+                });
+        Ok(Watcher {
+            fd,
+            mark,
+            pending: RefCell::default(),
+        })
     }
 
     /// Queue the end marker's event now: the watch of the marker file, or `None` when there is
@@ -229,11 +249,20 @@ impl Watcher {
     }
 
     /// Read every queued event, calling `each` with its watch, flags and name, until the queue
-    /// is empty (`Ok(false)`) or `each` returns true (`Ok(true)`).
+    /// is empty (`Ok(false)`) or `each` returns true (`Ok(true)`). The events read past the
+    /// one `each` stopped at are kept for the next drain, which gives them first.
     ///
     /// # Errors
     /// The queue overflowed, or reading it failed.
     fn drain(&self, mut each: impl FnMut(i32, ReadFlags, &OsStr) -> bool) -> io::Result<bool> {
+        loop {
+            let Some((wd, flags, name)) = self.pending.borrow_mut().pop_front() else {
+                break;
+            };
+            if each(wd, flags, &name) {
+                return Ok(true);
+            }
+        }
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
         let mut reader = inotify::Reader::new(&self.fd, &mut buf);
         loop {
@@ -249,6 +278,7 @@ impl Watcher {
                         .map(|n| OsStr::from_bytes(n.to_bytes()))
                         .unwrap_or_default();
                     if each(e.wd(), e.events(), name) {
+                        self.keep_buffered(&mut reader)?;
                         return Ok(true);
                     }
                 }
@@ -257,6 +287,29 @@ impl Watcher {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// Move the events `reader` has read but not given out to [`Watcher::pending`] (at most
+    /// one read's worth, 8 KiB: nothing more is read from the queue).
+    ///
+    /// # Errors
+    /// One of them is a queue overflow.
+    fn keep_buffered(&self, reader: &mut inotify::Reader<'_, &OwnedFd>) -> io::Result<()> {
+        let mut pending = self.pending.borrow_mut();
+        while !reader.is_buffer_empty() {
+            let Ok(e) = reader.next() else { break };
+            if e.events().contains(ReadFlags::QUEUE_OVERFLOW) {
+                return Err(io::Error::other(
+                    "the inotify queue overflowed: events outside the store were lost",
+                ));
+            }
+            let name = e
+                .file_name()
+                .map(|n| OsStr::from_bytes(n.to_bytes()).to_owned())
+                .unwrap_or_default();
+            pending.push_back((e.wd(), e.events(), name));
+        }
+        Ok(())
     }
 }
 
@@ -780,6 +833,11 @@ mod tests {
                 .is_some_and(|w| w.mark.is_some())
         });
         assert!(marked, "the end marker could not be had");
+        // And no other process of this user reaches it through /proc/<pid>/fd.
+        assert_eq!(
+            rustix::process::dumpable_behavior(),
+            Ok(rustix::process::DumpableBehavior::NotDumpable)
+        );
         // A second window reads only its own events.
         std::fs::read(sb.base().join("canary.txt")).unwrap();
         let (t, gap) = s.close_window().unwrap();
@@ -787,6 +845,32 @@ mod tests {
         assert_eq!(
             touches(&t),
             vec![("base/canary.txt".to_owned(), vec!["read"])]
+        );
+        s.end();
+    }
+
+    // The cold review of stop 28: a drain that stopped at the end marker dropped the rest of
+    // the events read with it, so a write just after a case's last answer was lost.
+    #[test]
+    fn what_is_read_after_the_end_marker_is_given_to_the_next_drain() {
+        let sb = Sandbox::create_unchecked(&[]).unwrap();
+        let s = Session::start(&sb, &[]).expect("inotify");
+        std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
+        // A mark now (as a window's end), then a write: one read(2) hands over both.
+        let marked = WATCHER.with(|c| c.borrow().as_ref().and_then(Option::as_ref)?.mark());
+        assert!(marked.is_some(), "the end marker could not be had");
+        std::fs::write(sb.base().join("late.txt"), "x").unwrap();
+        let (t, gap) = s.close_window().unwrap();
+        assert_eq!(gap, Gap::default());
+        assert_eq!(
+            touches(&t),
+            vec![("base/outside/secret.txt".to_owned(), vec!["read"])]
+        );
+        let gap = s.reopen_gap(&[]).unwrap();
+        assert!(gap.changed);
+        assert_eq!(
+            touches(&gap.changes),
+            vec![("base/late.txt".to_owned(), vec!["created", "written"])]
         );
         s.end();
     }

@@ -573,6 +573,12 @@ unsafe fn tell(report: i32, msg: &[u8]) {
 fn enter(plan: &Plan, parent: i32, report: i32, probe: bool) -> io::Result<()> {
     // SAFETY: raw system calls on prepared data, in a single-threaded child.
     unsafe {
+        // memcert makes itself not dumpable (`attack::watch`); the child is dumpable, as a fork
+        // of a dumpable process is, so that its `/proc/self` files (the uid and gid maps below)
+        // stay its own.
+        if libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) != 0 {
+            return Err(last());
+        }
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
             return Err(last());
         }
