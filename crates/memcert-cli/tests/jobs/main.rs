@@ -482,57 +482,118 @@ fn a_mapping_kept_from_an_earlier_case_and_written_later_is_unsafe_where_it_land
     assert_eq!(verdicts(&UNDO_ONE), undo);
 }
 
-// A write a handler's thread makes after the case's last answer, seen between two windows of
-// the kept watches, is charged to the next case, naming the case before it: UNSAFE.
+// A write a handler's thread makes 50 ms after the case's last answer is charged to exactly one
+// case, whatever the timing: the case that wrote it, when memcert saw it before judging that
+// case (in the "after" walk, or after the last answer), or the next case on the same sandbox,
+// which names it. On a busy machine memcert's close, store read and checks after the last
+// answer can take longer than 50 ms, so which of the two varies from run to run: the test
+// asserts what holds under either.
 #[test]
-fn a_write_after_the_last_answer_is_unsafe_in_the_case_that_sees_it() {
+fn a_write_after_the_last_answer_is_charged_to_the_case_that_wrote_it_or_the_next() {
     let py = python();
-    let args = view_cases_of(
-        &py,
-        "fixtures/handlers/hostile/late_writer.py:LateWriterMemoryTool",
-    );
-    let cases = |how: &[&str]| -> Vec<Value> {
-        report_of("standard", how, &args)["cases"]
+    let cases = |how: &[&str], spec: &str| -> Vec<Value> {
+        report_of("standard", how, &view_cases_of(&py, spec))["cases"]
             .as_array()
             .cloned()
             .unwrap_or_default()
     };
-    let verdicts = |cases: &[Value]| -> Vec<(String, Vec<String>)> {
+    let verdict = |c: &Value| -> (String, Vec<String>) {
+        let kinds = c["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["verdict"] != "PASS")
+            .filter_map(|f| f["kind"].as_str().map(str::to_owned))
+            .collect();
+        (c["verdict"].as_str().unwrap_or_default().to_owned(), kinds)
+    };
+    // The careful base's verdicts, with no late writer (4 of its replies are worded otherwise).
+    let careful: Vec<_> = cases(
+        &UNDO_ONE,
+        "fixtures/handlers/flawed/_careful_base.py:CarefulMemoryToolBase",
+    )
+    .iter()
+    .map(verdict)
+    .collect();
+    let of = |v: &str| careful.iter().filter(|(w, _)| w == v).count();
+    assert_eq!((careful.len(), of("PASS"), of("NON-STRICT")), (14, 10, 4));
+    let spec = "fixtures/handlers/hostile/late_writer.py:LateWriterMemoryTool";
+    // Each case's charges of the secret's write: (its own, the case before it's).
+    let charges = |cases: &[Value]| -> Vec<(usize, usize)> {
+        assert_eq!(cases.len(), 14);
         cases
             .iter()
-            .map(|c| {
-                let kinds = c["findings"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|f| f["verdict"] != "PASS")
-                    .filter_map(|f| f["kind"].as_str().map(str::to_owned))
-                    .collect();
-                (c["verdict"].as_str().unwrap_or_default().to_owned(), kinds)
+            .enumerate()
+            .map(|(i, c)| {
+                let before = i
+                    .checked_sub(1)
+                    .and_then(|j| cases[j]["id"].as_str())
+                    .map(|id| {
+                        format!(
+                            "after the last answer of the case before it on this sandbox ({id}), before this case's commands, "
+                        )
+                    });
+                let mut charged = (0, 0);
+                for f in c["findings"].as_array().into_iter().flatten() {
+                    if f["kind"] != "outside-changed" {
+                        continue;
+                    }
+                    let d = f["detail"].as_str().unwrap_or_default();
+                    // The comparison, the window or the gap after the last answer: its own.
+                    let (rest, theirs) = match before.as_deref().and_then(|b| d.strip_prefix(b)) {
+                        Some(rest) => (rest, true),
+                        None => (
+                            ["while the case ran, ", "after the case's last answer, "]
+                                .iter()
+                                .find_map(|p| d.strip_prefix(p))
+                                .unwrap_or(d),
+                            false,
+                        ),
+                    };
+                    assert!(
+                        ["written", "changed"].iter().any(|w| rest
+                            == format!("outside the root, base/outside/secret.txt was {w}")),
+                        "case {i}: {d}"
+                    );
+                    if theirs {
+                        charged.1 += 1;
+                    } else {
+                        charged.0 += 1;
+                    }
+                }
+                // Charged: UNSAFE for that alone; else the careful base's verdict.
+                let want = if charged == (0, 0) {
+                    careful[i].clone()
+                } else {
+                    ("UNSAFE".to_owned(), vec!["outside-changed".to_owned(); charged.0 + charged.1])
+                };
+                assert_eq!(verdict(c), want, "case {i}");
+                charged
             })
             .collect()
     };
-    // With a sandbox per case each write lands in the removed sandbox of the case before: the
-    // careful base's verdicts.
-    let fresh = verdicts(&cases(&FRESH_ONE));
-    let of = |v: &str| fresh.iter().filter(|(w, _)| w == v).count();
-    assert_eq!((fresh.len(), of("PASS"), of("NON-STRICT")), (14, 10, 4));
-    // Undone: the write of every case that ran on a kept sandbox is seen at the next case's
-    // reset and charged to it; that sandbox is then laid out anew.
-    let undone = cases(&UNDO_ONE);
-    let mut want = fresh.clone();
-    for i in (1..14).step_by(2) {
-        want[i] = ("UNSAFE".to_owned(), vec!["outside-changed".to_owned()]);
+    // With a sandbox per case a write is its case's, when it lands before the "after" walk;
+    // else it lands in the removed sandbox.
+    let fresh = charges(&cases(&FRESH_ONE, spec));
+    assert!(fresh.iter().all(|&(_, theirs)| theirs == 0), "{fresh:?}");
+    // Undone: a write is charged once, to its case or to the next, which names it; the next
+    // case's reset waits for it, so the write of a case left uncharged is never lost (the last
+    // case's may be). A case charged with the one before it has a new sandbox if it was seen
+    // before the reset, the same one (not kept after) if during it.
+    let undone = charges(&cases(&UNDO_ONE, spec));
+    for i in 1..14 {
+        let ((own, _), (_, theirs)) = (undone[i - 1], undone[i]);
+        assert!(theirs <= 1, "{undone:?}");
+        assert!(own == 0 || theirs == 0, "charged twice: {undone:?}");
+        assert!(
+            undone[i - 1] != (0, 0) || undone[i] != (0, 0),
+            "the write of case {} was lost: {undone:?}",
+            i - 1
+        );
     }
-    assert_eq!(verdicts(&undone), want);
-    let finding = &undone[1]["findings"][0]["detail"];
-    assert_eq!(
-        finding.as_str().unwrap_or_default(),
-        format!(
-            "after the last answer of the case before it on this sandbox ({}), before this case's commands, outside the root, base/outside/secret.txt was written",
-            undone[0]["id"].as_str().unwrap_or_default()
-        )
-    );
+    // So no two cases in a row pass uncharged: at least 7 of the 14 are UNSAFE.
+    let unsafe_ = undone.iter().filter(|c| **c != (0, 0)).count();
+    assert!(unsafe_ >= 7, "{undone:?}");
 }
 
 /// The arguments that run the Python handler `spec` (with interpreter `py`) on the

@@ -196,11 +196,17 @@ fn run_prepared(
     };
     let sandbox = lease.sandbox();
     // What the kept watches saw changed since the last case's window closed: charged here
-    // (the case before it was reported already).
+    // (the case before it was reported already), naming the case it came after.
+    obs.late.extend(
+        lease
+            .late()
+            .iter()
+            .map(|(after, t)| (Late::BeforeCommands(after.clone()), t.clone())),
+    );
+    // The case that ran last on this very sandbox: `None` for a new layout, whose first reset
+    // is start-up.
     let after_case = lease.after_case().map(str::to_owned);
     let before_commands = || Late::BeforeCommands(after_case.clone());
-    obs.late
-        .extend(lease.late().iter().map(|t| (before_commands(), t.clone())));
     let pre_reset = match lease.known_outside() {
         Some(template) => std::borrow::Cow::Borrowed(template),
         None => std::borrow::Cow::Owned(sandbox.outside_unchecked()),
@@ -220,8 +226,8 @@ fn run_prepared(
     let reset_window = kept_watch.map(|w| w.close_window());
     let mut quiet = matches!(&reset_window, Some(Ok((_, gap))) if !gap.changed);
     // A change during a reset that follows a case on this sandbox came after that case's last
-    // answer, and is charged so (the first reset of a sandbox is start-up, judged once, in
-    // `startup/side-effects`).
+    // answer, and is charged so (the first reset of a sandbox, a new layout's included, is
+    // start-up, judged once, in `startup/side-effects`).
     if let (Some(Ok((_, gap))), Some(_)) = (reset_window, &after_case) {
         obs.late
             .extend(gap.changes.into_iter().map(|t| (before_commands(), t)));

@@ -131,10 +131,11 @@ impl Drop for Kept {
 #[derive(Debug)]
 pub struct Lease {
     held: Held,
-    /// The changes outside the kept watches saw since the last case's window closed
-    /// ([`Lease::late`]).
-    late: Vec<Touch>,
-    /// The case that gave the kept sandbox back last ([`Lease::after_case`]).
+    /// The changes outside the kept watches saw since the last case's window closed, each with
+    /// the case it came after ([`Lease::late`]).
+    late: Vec<(Option<String>, Touch)>,
+    /// The case that gave this lease's sandbox back last, `None` for a new layout
+    /// ([`Lease::after_case`]).
     after: Option<String>,
 }
 
@@ -218,14 +219,19 @@ impl Lease {
     /// What the kept watches saw changed outside (created, written, renamed, deleted: no read,
     /// `attack::watch::Gap`) from the last case's window to this lease (the undo and the
     /// planting included), in the sandbox that case ran in, whether or not it is kept for this
-    /// one: a write after the last answer of [`Lease::after_case`], which was reported before
-    /// it was seen. Empty for the first case of a lane and with `--reset fresh`.
-    pub fn late(&self) -> &[Touch] {
+    /// one, each with the id of the case it came after: a write after the last answer of the
+    /// case that ran last in that sandbox, which was reported before it was seen (`None`: a
+    /// change a new layout's watches saw before this case's reset). Empty for the first case of
+    /// a lane and with `--reset fresh`.
+    pub fn late(&self) -> &[(Option<String>, Touch)] {
         &self.late
     }
 
-    /// The id of the case that ran last on the kept sandbox this lease comes after (its
-    /// watches are the ones [`Lease::late`] read), `None` when there is none.
+    /// The id of the case that ran last on this lease's sandbox (a kept one, undone), `None`
+    /// when the sandbox is newly laid out (the first case of a lane, a fresh sandbox, or a
+    /// new layout after a change outside): a change seen during this case's reset came after
+    /// that case's last answer only when the sandbox is the one it ran in; the first reset of
+    /// a sandbox is start-up. [`Lease::late`] names the case each of its changes came after.
     pub fn after_case(&self) -> Option<&str> {
         self.after.as_deref()
     }
@@ -297,27 +303,34 @@ impl Lane {
             let gap = w.reopen_gap(&k.linked);
             let quiet = *at == ids && matches!(&gap, Ok(g) if !g.changed);
             if let Ok(g) = gap {
-                late = g.changes;
+                late = g
+                    .changes
+                    .into_iter()
+                    .map(|t| (k.last_case.clone(), t))
+                    .collect();
             }
             quiet && k.modes_as_template(&k.linked)
         };
+        // `after` only for the sandbox the last case ran in: a new layout's first reset is
+        // start-up, not a change after that case's last answer.
         let mut kept = match self.kept.take() {
-            Some(k) if k.parent == parent => {
-                after = k.last_case.clone();
-                match undo(k) {
-                    Ok(k) if quiet(&k) => {
-                        debug_assert_undone(&k);
-                        k
-                    }
-                    _ => new_kept(parent, &make)?,
+            Some(k) if k.parent == parent => match undo(k) {
+                Ok(k) if quiet(&k) => {
+                    debug_assert_undone(&k);
+                    after = k.last_case.clone();
+                    k
                 }
-            }
+                _ => new_kept(parent, &make)?,
+            },
             _ => new_kept(parent, &make)?,
         };
-        let leased = |held, late| Lease {
+        // A sandbox of the case's own is new too.
+        let leased = |held: Held, late| Lease {
+            after: matches!(held, Held::Kept(_))
+                .then(|| after.clone())
+                .flatten(),
             held,
             late,
-            after: after.clone(),
         };
         kept.linked.clear();
         let linked: Vec<PathBuf> = sources
@@ -348,7 +361,7 @@ impl Lane {
                 .is_none_or(|g| matches!(g, Ok(g) if !g.changed))
                 && kept.modes_as_template(&linked);
             if let Some(Ok(g)) = gap {
-                late.extend(g.changes);
+                late.extend(g.changes.into_iter().map(|t| (after.clone(), t)));
             }
             if !quiet {
                 self.kept = None;
@@ -536,7 +549,8 @@ mod tests {
     }
 
     /// A write outside after the last case's window closed is handed to the next lease, with
-    /// the case that ran before it; that lease gets a new sandbox, and the one after it nothing.
+    /// the case that ran before it; that lease gets a new sandbox, which follows no case, and
+    /// the one after it nothing, following the case before it on the same sandbox.
     #[test]
     fn a_change_between_two_cases_goes_to_the_next_lease_with_the_case_before_it() {
         use crate::attack::watch::{Op, Touch};
@@ -553,15 +567,20 @@ mod tests {
         // The handler's thread, after the answer.
         std::fs::write(&secret, "late\n").unwrap();
         let lease = lane.lease(&parent(), &[], &[], make).unwrap();
+        // The change names the case it came after; the new layout follows no case (its first
+        // reset is start-up).
         assert_eq!(
             (lease.late(), lease.after_case()),
             (
-                &[Touch {
-                    path: PathBuf::from("base/outside/secret.txt"),
-                    ops: vec![Op::Written],
-                    decoy: false,
-                }][..],
-                Some("view/file/one")
+                &[(
+                    Some("view/file/one".to_owned()),
+                    Touch {
+                        path: PathBuf::from("base/outside/secret.txt"),
+                        ops: vec![Op::Written],
+                        decoy: false,
+                    }
+                )][..],
+                None
             )
         );
         assert_ne!(lease.sandbox().run_dir(), run, "a new layout");
