@@ -48,8 +48,10 @@
 //! watch (memcert's unlink of an in-store hard link makes one); a change during the first
 //! reset of a sandbox is start-up (`startup/side-effects`). A sandbox whose gap showed a change
 //! is laid out anew: a write in a sandbox already removed (after a case that was not quiet, or
-//! with `--reset fresh`, where each case's sandbox goes with it) is seen by no case. One inotify instance per thread is made once and reused by every
-//! case ([`Session::start`]): making one per case is slow.
+//! with `--reset fresh`, where each case's sandbox goes with it) is seen by no case.
+//!
+//! One inotify instance per thread is made once and reused by every case
+//! ([`Session::start`]): making one per case is slow.
 //!
 //! # Guarantees
 //! - Watches are added through handles: every folder and file is opened from its folder's
@@ -158,8 +160,8 @@ pub struct Touch {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Gap {
     /// An event that may have changed the outside: a change flag on a watch of the session,
-    /// not about the store root (the end marker's is not one; an attribute change of an outside file,
-    /// a watch the kernel dropped, included).
+    /// not about the store root (an attribute change of an outside file and a watch the kernel
+    /// dropped included; the end marker's is on no watch of the session).
     pub changed: bool,
     /// Those changes as touches, by path (sorted), each path's operations in the order first
     /// seen: creations, writes, renames, deletions, attribute changes of entries of an outside
@@ -167,6 +169,22 @@ pub struct Gap {
     /// so are attribute changes seen on an outside file's own watch (memcert's unlink of an
     /// in-store hard link makes one), as in a window.
     pub changes: Vec<Touch>,
+}
+
+/// A [`Gap`] as its events are read ([`Session::see_change`]).
+#[derive(Default)]
+struct GapSeen {
+    changed: bool,
+    changes: Touches,
+}
+
+impl GapSeen {
+    fn into_gap(self) -> Gap {
+        Gap {
+            changed: self.changed,
+            changes: self.changes.into_vec(),
+        }
+    }
 }
 
 /// Touches gathered by path, each path's operations in the order first seen, once each.
@@ -255,10 +273,8 @@ impl Watcher {
     /// # Errors
     /// The queue overflowed, or reading it failed.
     fn drain(&self, mut each: impl FnMut(i32, ReadFlags, &OsStr) -> bool) -> io::Result<bool> {
-        loop {
-            let Some((wd, flags, name)) = self.pending.borrow_mut().pop_front() else {
-                break;
-            };
+        // `each` never drains: the borrow is not met again while it runs.
+        while let Some((wd, flags, name)) = self.pending.borrow_mut().pop_front() {
             if each(wd, flags, &name) {
                 return Ok(true);
             }
@@ -268,16 +284,8 @@ impl Watcher {
         loop {
             match reader.next() {
                 Ok(e) => {
-                    if e.events().contains(ReadFlags::QUEUE_OVERFLOW) {
-                        return Err(io::Error::other(
-                            "the inotify queue overflowed: events outside the store were lost",
-                        ));
-                    }
-                    let name = e
-                        .file_name()
-                        .map(|n| OsStr::from_bytes(n.to_bytes()))
-                        .unwrap_or_default();
-                    if each(e.wd(), e.events(), name) {
+                    let (wd, flags, name) = parts(&e)?;
+                    if each(wd, flags, name) {
                         self.keep_buffered(&mut reader)?;
                         return Ok(true);
                     }
@@ -298,19 +306,28 @@ impl Watcher {
         let mut pending = self.pending.borrow_mut();
         while !reader.is_buffer_empty() {
             let Ok(e) = reader.next() else { break };
-            if e.events().contains(ReadFlags::QUEUE_OVERFLOW) {
-                return Err(io::Error::other(
-                    "the inotify queue overflowed: events outside the store were lost",
-                ));
-            }
-            let name = e
-                .file_name()
-                .map(|n| OsStr::from_bytes(n.to_bytes()).to_owned())
-                .unwrap_or_default();
-            pending.push_back((e.wd(), e.events(), name));
+            let (wd, flags, name) = parts(&e)?;
+            pending.push_back((wd, flags, name.to_owned()));
         }
         Ok(())
     }
+}
+
+/// The watch, flags and name (empty for the watched object itself) of one event.
+///
+/// # Errors
+/// The event says the queue overflowed.
+fn parts<'e>(e: &'e inotify::Event<'_>) -> io::Result<(i32, ReadFlags, &'e OsStr)> {
+    if e.events().contains(ReadFlags::QUEUE_OVERFLOW) {
+        return Err(io::Error::other(
+            "the inotify queue overflowed: events outside the store were lost",
+        ));
+    }
+    let name = e
+        .file_name()
+        .map(|n| OsStr::from_bytes(n.to_bytes()))
+        .unwrap_or_default();
+    Ok((e.wd(), e.events(), name))
 }
 
 /// The `/proc/self/fd/N` path of a handle: watching it watches the handle's own inode.
@@ -516,14 +533,6 @@ impl Session {
         self.reopen_gap(&[]).map(|g| g.changed)
     }
 
-    /// [`Session::reopen_gap`], whether it changed the outside alone.
-    ///
-    /// # Errors
-    /// As [`Session::reopen`].
-    pub fn reopen_linked(&self, linked: &[PathBuf]) -> Result<bool, String> {
-        self.reopen_gap(linked).map(|g| g.changed)
-    }
-
     /// [`Session::reopen`] that returns what the queue showed changed outside since the last
     /// window closed ([`Gap`]: a write after a case's last answer, by a thread the handler
     /// left running, is one), where an attribute change alone (`IN_ATTRIB`, no other flag) of
@@ -536,8 +545,7 @@ impl Session {
     pub fn reopen_gap(&self, linked: &[PathBuf]) -> Result<Gap, String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
             Some(Some(w)) => {
-                let mut changed = false;
-                let mut changes = Touches::default();
+                let mut gap = GapSeen::default();
                 w.drain(|wd, flags, name| {
                     let own_link = flags == ReadFlags::ATTRIB
                         && !linked.is_empty()
@@ -545,39 +553,29 @@ impl Session {
                             .outside_path(wd, name)
                             .is_some_and(|(_, path)| linked.contains(&path));
                     if !own_link {
-                        self.see_change(wd, flags, name, &mut changed, &mut changes);
+                        self.see_change(wd, flags, name, &mut gap);
                     }
                     self.note_open(wd, flags, name);
                     false
                 })
                 .map_err(|e| format!("watching the outside failed: {e}"))?;
-                Ok(Gap {
-                    changed,
-                    changes: changes.into_vec(),
-                })
+                Ok(gap.into_gap())
             }
             _ => Err("the inotify instance is gone".to_owned()),
         })
     }
 
-    /// Note one event for a [`Gap`]: `changed` when it may change the outside, and its touch
-    /// in `changes` when it is one a window records and not a read.
-    fn see_change(
-        &self,
-        wd: i32,
-        flags: ReadFlags,
-        name: &OsStr,
-        changed: &mut bool,
-        changes: &mut Touches,
-    ) {
+    /// Note one event in `gap`: changed when it may change the outside, and its touch in
+    /// the changes when it is one a window records and not a read.
+    fn see_change(&self, wd: i32, flags: ReadFlags, name: &OsStr, gap: &mut GapSeen) {
         if !self.changes(wd, flags, name) {
             return;
         }
-        *changed = true;
+        gap.changed = true;
         if let Some((path, op)) = self.event(wd, flags, name) {
             if !op.reads() {
                 let decoy = self.wds.get(&wd).is_some_and(|w| w.decoy);
-                changes.add(path, op, decoy);
+                gap.changes.add(path, op, decoy);
             }
         }
     }
@@ -594,19 +592,12 @@ impl Session {
     pub fn close_window(&self) -> Result<(Vec<Touch>, Gap), String> {
         WATCHER.with(|cell| match cell.borrow().as_ref() {
             Some(Some(w)) => {
-                let mut changed = false;
-                let mut changes = Touches::default();
+                let mut gap = GapSeen::default();
                 let touched = self.read_marked(w, |wd, flags, name| {
-                    self.see_change(wd, flags, name, &mut changed, &mut changes);
+                    self.see_change(wd, flags, name, &mut gap);
                     self.note_open(wd, flags, name);
                 })?;
-                Ok((
-                    touched,
-                    Gap {
-                        changed,
-                        changes: changes.into_vec(),
-                    },
-                ))
+                Ok((touched, gap.into_gap()))
             }
             _ => Err("the inotify instance is gone".to_owned()),
         })
@@ -755,6 +746,11 @@ mod tests {
     use super::*;
     use crate::suite::{Fs, LinkTo};
 
+    /// `f` of this thread's inotify instance, `None` before it is made or where it cannot be.
+    fn this_watcher<R>(f: impl FnOnce(&Watcher) -> R) -> Option<R> {
+        WATCHER.with(|c| c.borrow().as_ref().and_then(Option::as_ref).map(f))
+    }
+
     fn touches(t: &[Touch]) -> Vec<(String, Vec<&'static str>)> {
         t.iter()
             .map(|t| {
@@ -826,13 +822,8 @@ mod tests {
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 1024];
         let mut reader = inotify::Reader::new(&spy, &mut buf);
         assert_eq!(reader.next().err(), Some(rustix::io::Errno::AGAIN));
-        let marked = WATCHER.with(|c| {
-            c.borrow()
-                .as_ref()
-                .and_then(Option::as_ref)
-                .is_some_and(|w| w.mark.is_some())
-        });
-        assert!(marked, "the end marker could not be had");
+        let marked = this_watcher(|w| w.mark.is_some());
+        assert_eq!(marked, Some(true), "the end marker could not be had");
         // And no other process of this user reaches it through /proc/<pid>/fd.
         assert_eq!(
             rustix::process::dumpable_behavior(),
@@ -849,15 +840,15 @@ mod tests {
         s.end();
     }
 
-    // The cold review of stop 28: a drain that stopped at the end marker dropped the rest of
-    // the events read with it, so a write just after a case's last answer was lost.
+    // A drain that stopped at the end marker dropped the rest of the events read with it, so a
+    // write just after a case's last answer was lost.
     #[test]
     fn what_is_read_after_the_end_marker_is_given_to_the_next_drain() {
         let sb = Sandbox::create_unchecked(&[]).unwrap();
         let s = Session::start(&sb, &[]).expect("inotify");
         std::fs::read(sb.base().join("outside/secret.txt")).unwrap();
         // A mark now (as a window's end), then a write: one read(2) hands over both.
-        let marked = WATCHER.with(|c| c.borrow().as_ref().and_then(Option::as_ref)?.mark());
+        let marked = this_watcher(Watcher::mark).flatten();
         assert!(marked.is_some(), "the end marker could not be had");
         std::fs::write(sb.base().join("late.txt"), "x").unwrap();
         let (t, gap) = s.close_window().unwrap();
