@@ -435,3 +435,30 @@ fn memory_an_adapter_that_sends_only_the_size_is_fail_b17_and_not_restarted() {
     assert_eq!(before, after, "the handler was restarted after the view");
     assert_eq!(report["summary"]["counts"]["ERROR"], 0);
 }
+
+// See: docs/protocol.md (`too_large`): a size within the cap, or not a number, stands for an
+// answer memcert would have read whole: a protocol ERROR, never the FAIL of an answer over the
+// cap.
+#[test]
+fn memory_a_too_large_within_the_cap_or_not_a_number_is_error_not_fail() {
+    for (said, shown) in [("5", "5"), ("big", "\"big\""), ("-1", "-1")] {
+        let dir = tempfile::tempdir().unwrap();
+        let (code, stdout, report) = certify(
+            dir.path(),
+            &format!("too_large_liar.py {said}"),
+            &CASES[..4],
+        );
+        assert_eq!(code, Some(1), "{stdout}");
+        let cases = report["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 2);
+        for c in cases {
+            assert_eq!(c["verdict"], "ERROR", "{c}");
+            assert_eq!(c["findings"].as_array().unwrap().len(), 1, "{c}");
+            assert_eq!(c["findings"][0]["kind"], "no-reply");
+            assert_eq!(
+                c["findings"][0]["detail"],
+                format!("step 1: too_large is not a length over the read cap of 33554432 bytes: {shown}")
+            );
+        }
+    }
+}

@@ -455,19 +455,9 @@ fn a_mapping_kept_from_an_earlier_case_and_written_later_is_unsafe_where_it_land
         let r = report_of("standard", how, &args);
         r["cases"]
             .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .map(|c| {
-                let kinds = c["findings"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|f| f["verdict"] != "PASS")
-                    .filter_map(|f| f["kind"].as_str().map(str::to_owned))
-                    .collect();
-                (c["verdict"].as_str().unwrap_or_default().to_owned(), kinds)
-            })
+            .into_iter()
+            .flatten()
+            .map(verdict_of)
             .collect()
     };
     // With a sandbox per case the writes land in removed files: the careful base's verdicts
@@ -497,23 +487,13 @@ fn a_write_after_the_last_answer_is_charged_to_the_case_that_wrote_it_or_the_nex
             .cloned()
             .unwrap_or_default()
     };
-    let verdict = |c: &Value| -> (String, Vec<String>) {
-        let kinds = c["findings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|f| f["verdict"] != "PASS")
-            .filter_map(|f| f["kind"].as_str().map(str::to_owned))
-            .collect();
-        (c["verdict"].as_str().unwrap_or_default().to_owned(), kinds)
-    };
     // The careful base's verdicts, with no late writer (4 of its replies are worded otherwise).
     let careful: Vec<_> = cases(
         &UNDO_ONE,
         "fixtures/handlers/flawed/_careful_base.py:CarefulMemoryToolBase",
     )
     .iter()
-    .map(verdict)
+    .map(verdict_of)
     .collect();
     let of = |v: &str| careful.iter().filter(|(w, _)| w == v).count();
     assert_eq!((careful.len(), of("PASS"), of("NON-STRICT")), (14, 10, 4));
@@ -567,7 +547,7 @@ fn a_write_after_the_last_answer_is_charged_to_the_case_that_wrote_it_or_the_nex
                 } else {
                     ("UNSAFE".to_owned(), vec!["outside-changed".to_owned(); charged.0 + charged.1])
                 };
-                assert_eq!(verdict(c), want, "case {i}");
+                assert_eq!(verdict_of(c), want, "case {i}");
                 charged
             })
             .collect()
@@ -594,6 +574,18 @@ fn a_write_after_the_last_answer_is_charged_to_the_case_that_wrote_it_or_the_nex
     // So no two cases in a row pass uncharged: at least 7 of the 14 are UNSAFE.
     let unsafe_ = undone.iter().filter(|c| **c != (0, 0)).count();
     assert!(unsafe_ >= 7, "{undone:?}");
+}
+
+/// A case of a JSON report as its verdict and the kinds of its findings that are not PASS.
+fn verdict_of(c: &Value) -> (String, Vec<String>) {
+    let kinds = c["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["verdict"] != "PASS")
+        .filter_map(|f| f["kind"].as_str().map(str::to_owned))
+        .collect();
+    (c["verdict"].as_str().unwrap_or_default().to_owned(), kinds)
 }
 
 /// The arguments that run the Python handler `spec` (with interpreter `py`) on the

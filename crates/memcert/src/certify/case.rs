@@ -205,8 +205,7 @@ fn run_prepared(
     );
     // The case that ran last on this very sandbox: `None` for a new layout, whose first reset
     // is start-up.
-    let after_case = lease.after_case().map(str::to_owned);
-    let before_commands = || Late::BeforeCommands(after_case.clone());
+    let before_commands = Late::BeforeCommands(lease.after_case().map(str::to_owned));
     let pre_reset = match lease.known_outside() {
         Some(template) => std::borrow::Cow::Borrowed(template),
         None => std::borrow::Cow::Owned(sandbox.outside_unchecked()),
@@ -228,9 +227,12 @@ fn run_prepared(
     // A change during a reset that follows a case on this sandbox came after that case's last
     // answer, and is charged so (the first reset of a sandbox, a new layout's included, is
     // start-up, judged once, in `startup/side-effects`).
-    if let (Some(Ok((_, gap))), Some(_)) = (reset_window, &after_case) {
-        obs.late
-            .extend(gap.changes.into_iter().map(|t| (before_commands(), t)));
+    if let (Some(Ok((_, gap))), Some(_)) = (reset_window, lease.after_case()) {
+        obs.late.extend(
+            gap.changes
+                .into_iter()
+                .map(|t| (before_commands.clone(), t)),
+        );
     }
     // The "before" is the template the "pre-reset" is: nothing was made.
     let before_is_template = match lease.known_outside_shared() {
@@ -267,7 +269,8 @@ fn run_prepared(
                 kept_watch,
                 target,
                 config,
-                (&mut obs, &before_commands),
+                &mut obs,
+                &before_commands,
             );
         }
         Err(e) => {
@@ -308,9 +311,10 @@ fn run_prepared(
 /// Send the case's commands inside a watch window of the outside: on the kept sandbox's
 /// watches (`kept`) when they still watch the handler's decoys, else a session of the case's
 /// own. The touches (or why the watch failed) go to `obs`, and what the kept watches saw
-/// changed between the reset's window and this one to its `late`, with when (`before`);
+/// changed between the reset's window and this one to its `late`, as `before`;
 /// returns true when the kept watches saw nothing that may change the outside from the
 /// "before" to the last answer (false for a session of the case's own, or any failure).
+#[allow(clippy::too_many_arguments)]
 fn send_watched(
     case: &Case,
     inputs: &[Value],
@@ -318,7 +322,8 @@ fn send_watched(
     kept: Option<&Session>,
     target: &mut dyn Target,
     config: &Config,
-    (obs, before): (&mut Observation, &dyn Fn() -> Late),
+    obs: &mut Observation,
+    before: &Late,
 ) -> bool {
     let sandbox = lease.sandbox();
     let decoys = target.decoys();
@@ -327,7 +332,7 @@ fn send_watched(
     let opened = kept.map(|w| {
         w.reopen_gap(&[]).map(|gap| {
             obs.late
-                .extend(gap.changes.into_iter().map(|t| (before(), t)));
+                .extend(gap.changes.into_iter().map(|t| (before.clone(), t)));
             gap.changed
         })
     });

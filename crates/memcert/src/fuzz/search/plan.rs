@@ -1377,6 +1377,7 @@ mod tests {
     #[test]
     fn a_hazard_renamed_elsewhere_may_be_listed_where_it_went() {
         let seq = Sequence {
+            // LAYOUT[8]: /memories/hard.txt, a hard link to an outside file.
             layout: 1 << 8,
             profile: 0,
             commands: vec![
@@ -1395,6 +1396,13 @@ mod tests {
             ],
         };
         let p = plan(&seq, &[], Profile::Docs, "t", false);
+        assert_eq!(
+            p.case.setup,
+            vec![Fs::HardLinkOutside {
+                path: "/memories/hard.txt".into(),
+                name: "hard-source.txt".into(),
+            }]
+        );
         assert_eq!(p.steps[0].outcome.kind(), OutcomeKind::Renamed);
         assert_eq!(p.steps[1].others, vec![(Reply::AnySuccess, Branch::Model)]);
         // Two levels down from the root: the root's listing may show it too.
